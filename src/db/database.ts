@@ -1,0 +1,47 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { migrations as allMigrations, type Migration } from "./migrations.ts";
+
+/** How long a writer waits for another process's lock before giving up (ms). */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Opens (creating if needed) the SQLite file and brings its schema up to date. WAL lets the
+ * `keys` commands and other genapi processes write while a server runs; the busy timeout makes
+ * them wait for each other instead of failing.
+ */
+export function openDatabase(path: string, migrations: Migration[] = allMigrations): Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { create: true, strict: true });
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  migrate(db, migrations);
+  return db;
+}
+
+/** Runs the steps newer than the database's version, each in its own transaction. */
+export function migrate(db: Database, migrations: Migration[]): void {
+  const current = () => (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
+    // BEGIN IMMEDIATE takes the write lock first, so two processes starting on a new file
+    // cannot both run the same step.
+    db.transaction(() => {
+      if (current() >= step.version) return;
+      db.exec(step.sql);
+      db.exec(`PRAGMA user_version = ${step.version}`);
+    }).immediate();
+  }
+}
+
+/** True when the database answers a trivial query (for /readyz). */
+export function isDatabaseUsable(db: Database): boolean {
+  try {
+    db.query("SELECT 1").get();
+    return true;
+  } catch {
+    return false;
+  }
+}

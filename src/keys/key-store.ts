@@ -1,0 +1,130 @@
+// API keys in the database: only a SHA-256 of each key is stored, next to its 12-character
+// prefix for display. Functions take the clock as `now` so tests control time.
+// Statements go through `db.query()`, which compiles each SQL text once per Database and
+// caches it there, so the hot path (authenticate) does not re-prepare.
+import type { Database } from "bun:sqlite";
+import { generateApiKey, hashApiKey, hasValidChecksum, keyPrefix, type RandomBytes } from "./key-format.ts";
+
+/** A key as `keys list --json` shows it. */
+export interface KeyRecord {
+  id: number;
+  name: string;
+  prefix: string;
+  daily_limit: number | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export type RevokeResult =
+  | { status: "revoked"; record: KeyRecord }
+  | { status: "already_revoked"; record: KeyRecord }
+  | { status: "not_found" }
+  | { status: "ambiguous"; matches: KeyRecord[] };
+
+const MAX_NAME_LENGTH = 100;
+const MAX_DAILY_LIMIT = 10_000_000;
+/** Shortest prefix accepted by revoke: `genapi_` and one random character. */
+const MIN_REVOKE_PREFIX = 8;
+const RECORD_COLUMNS = "id, name, prefix, daily_limit, created_at, last_used_at, revoked_at";
+// Controls, line/paragraph separators and bidi overrides would garble or spoof `keys list`.
+const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+export function validateKeyName(name: string): string {
+  if (name.trim() === "") throw new Error("--name must not be empty.");
+  if ([...name].length > MAX_NAME_LENGTH) throw new Error(`--name must be at most ${MAX_NAME_LENGTH} characters.`);
+  if (UNPRINTABLE.test(name)) throw new Error("--name must not contain control characters.");
+  return name;
+}
+
+export function validateDailyLimit(limit: number | null): number | null {
+  if (limit === null) return null;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DAILY_LIMIT) {
+    throw new Error(`--daily-limit must be an integer from 1 to ${MAX_DAILY_LIMIT}.`);
+  }
+  return limit;
+}
+
+/** Creates a key; `key` is the only time the secret exists outside its holder. */
+export function createKey(
+  db: Database,
+  input: { name: string; dailyLimit: number | null },
+  now: Date,
+  randomBytes?: RandomBytes,
+): { key: string; record: KeyRecord } {
+  const name = validateKeyName(input.name);
+  const dailyLimit = validateDailyLimit(input.dailyLimit);
+  const key = generateApiKey(randomBytes);
+  const record = db
+    .query<KeyRecord, [string, string, Uint8Array, number | null, string]>(
+      `INSERT INTO api_keys (name, prefix, key_hash, daily_limit, created_at) VALUES (?, ?, ?, ?, ?)
+       RETURNING ${RECORD_COLUMNS}`,
+    )
+    .get(name, keyPrefix(key), hashApiKey(key), dailyLimit, now.toISOString());
+  if (!record) throw new Error("The new key was not stored.");
+  return { key, record };
+}
+
+export function listKeys(db: Database): KeyRecord[] {
+  return db.query<KeyRecord, []>(`SELECT ${RECORD_COLUMNS} FROM api_keys ORDER BY id`).all();
+}
+
+/**
+ * Revokes by id (all digits) or by the start of the key (at least 8 characters, matched
+ * against the stored 12-character prefix; a whole valid key is matched exactly by its hash).
+ * Ids and prefixes cannot be confused: prefixes start with `genapi_`.
+ */
+export function revokeKey(db: Database, idOrPrefix: string, now: Date): RevokeResult {
+  const matches = findKeys(db, idOrPrefix);
+  if (matches.length === 0) return { status: "not_found" };
+  if (matches.length > 1) return { status: "ambiguous", matches };
+  const id = matches[0]!.id;
+  // One conditional UPDATE, so two concurrent revokes cannot both report "revoked".
+  const revoked = db
+    .query<KeyRecord, [string, number]>(
+      `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING ${RECORD_COLUMNS}`,
+    )
+    .get(now.toISOString(), id);
+  if (revoked) return { status: "revoked", record: revoked };
+  const current = findById(db, id);
+  return current ? { status: "already_revoked", record: current } : { status: "not_found" };
+}
+
+/**
+ * The key's record when it is valid and not revoked, else null. A key with a bad checksum is
+ * refused before any database access. Success records the time in `last_used_at`.
+ */
+export function authenticate(db: Database, key: string | null, now: Date): KeyRecord | null {
+  if (!key || !hasValidChecksum(key)) return null;
+  return db
+    .query<KeyRecord, [string, Uint8Array]>(
+      `UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? AND revoked_at IS NULL RETURNING ${RECORD_COLUMNS}`,
+    )
+    .get(now.toISOString(), hashApiKey(key));
+}
+
+function findKeys(db: Database, idOrPrefix: string): KeyRecord[] {
+  if (/^\d+$/.test(idOrPrefix)) {
+    const record = findById(db, Number(idOrPrefix));
+    return record ? [record] : [];
+  }
+  if (hasValidChecksum(idOrPrefix)) {
+    const record = db
+      .query<KeyRecord, [Uint8Array]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE key_hash = ?`)
+      .get(hashApiKey(idOrPrefix));
+    return record ? [record] : [];
+  }
+  const prefix = keyPrefix(idOrPrefix);
+  if (prefix.length < MIN_REVOKE_PREFIX || prefix !== idOrPrefix) return [];
+  // substr, not LIKE: `_` in `genapi_` is a LIKE wildcard.
+  return db
+    .query<KeyRecord, [number, string]>(
+      `SELECT ${RECORD_COLUMNS} FROM api_keys WHERE substr(prefix, 1, ?) = ? ORDER BY id`,
+    )
+    .all(prefix.length, prefix);
+}
+
+function findById(db: Database, id: number): KeyRecord | null {
+  if (!Number.isSafeInteger(id)) return null;
+  return db.query<KeyRecord, [number]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE id = ?`).get(id);
+}
