@@ -1,0 +1,117 @@
+// Schemas that document the password endpoint in the OpenAPI spec. Only PasswordQuery is also
+// checked by Elysia, so its fields are permissive strings: the handler, not Elysia, validates
+// and answers with the contract's error texts.
+
+import { t, type DocumentDecoration, type TSchema } from "elysia";
+
+const booleanText = (description: string, example: string) =>
+  t.Optional(t.String({ description: `${description} One of true, false, 1, 0 (case-insensitive).`, examples: [example] }));
+
+const textFields = {
+  length: t.Optional(t.String({ description: "Password length, an integer from 8 to 128. Default 16.", examples: ["16"] })),
+  uppercase: booleanText("Use A-Z. Default true.", "true"),
+  lowercase: booleanText("Use a-z. Default true.", "true"),
+  numbers: booleanText("Use 0-9. Default true.", "true"),
+  symbols: booleanText("Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~. Default true.", "false"),
+  exclude_similar: booleanText("Remove the look-alikes 0 O 1 l I |. Default false.", "true"),
+  exclude: t.Optional(t.String({ description: "Characters to remove, at most 128.", examples: ["{}[]"] })),
+};
+
+/** Query string of GET and POST; also the urlencoded and multipart bodies of POST. */
+export const PasswordQuery = t.Object(textFields, { description: "Password options. Unknown parameters are ignored." });
+export const PasswordFormBody = t.Object(textFields, { description: "Password options; body fields win over the query string." });
+
+// Elysia's t.Integer also accepts numeric strings (for coercion) and documents itself that way;
+// these schemas describe JSON values, so they state the plain JSON Schema integer.
+const integer = (options: { description?: string } = {}) => t.Unsafe<number>({ type: "integer", ...options });
+
+const jsonBoolean = (description: string) =>
+  t.Optional(
+    t.Union([t.Boolean(), t.Literal(1), t.Literal(0), t.String()], {
+      description: `${description} JSON true/false, 1/0, or the text true, false, 1, 0.`,
+    }),
+  );
+
+export const PasswordJsonBody = t.Object(
+  {
+    length: t.Optional(t.Union([integer(), t.String()], { description: "Password length, 8 to 128. Default 16.", examples: [24] })),
+    uppercase: jsonBoolean("Use A-Z. Default true."),
+    lowercase: jsonBoolean("Use a-z. Default true."),
+    numbers: jsonBoolean("Use 0-9. Default true."),
+    symbols: jsonBoolean("Use the 28 symbols. Default true."),
+    exclude_similar: jsonBoolean("Remove the look-alikes 0 O 1 l I |. Default false."),
+    exclude: t.Optional(t.String({ description: "Characters to remove, at most 128.", examples: ["{}[]"] })),
+  },
+  { description: "Password options as a JSON object; body fields win over the query string." },
+);
+
+export const PasswordSuccessModel = t.Object({
+  success: t.Literal(true),
+  password: t.String({ description: "The generated password." }),
+  length: integer({ description: "Length of the password." }),
+  parameters: t.Object(
+    {
+      requested_length: integer(),
+      uppercase: t.Boolean(),
+      lowercase: t.Boolean(),
+      numbers: t.Boolean(),
+      symbols: t.Boolean(),
+      exclude_similar: t.Optional(t.Boolean({ description: "Only when sent." })),
+      exclude: t.Optional(t.String({ description: "Only when sent." })),
+    },
+    { description: "The settings used." },
+  ),
+  entropy_bits: t.Number({ description: "log2 of the number of passwords the request could produce, 2 decimals." }),
+});
+
+export const PasswordErrorModel = t.Object({
+  success: t.Literal(false),
+  error: t.String({ description: "What is wrong with the request." }),
+});
+
+// The OpenAPI types of `detail` do not recognise TypeBox schemas, which are plain JSON Schema at
+// run time; this is the one place that says so.
+type Responses = NonNullable<DocumentDecoration["responses"]>;
+type Response = Exclude<Responses[string], { $ref: string }>;
+type SchemaObject = NonNullable<NonNullable<Response["content"]>[string]["schema"]>;
+const asSchema = (schema: TSchema) => schema as unknown as SchemaObject;
+
+const errorContent = (example: string) => ({
+  "application/json": { schema: asSchema(PasswordErrorModel), example: { success: false, error: example } },
+});
+
+export const passwordResponses = {
+  200: {
+    description: "The generated password.",
+    content: {
+      "application/json": {
+        schema: asSchema(PasswordSuccessModel),
+        example: {
+          success: true,
+          password: "q7#Rm]x2Lp_9vT!a",
+          length: 16,
+          parameters: { requested_length: 16, uppercase: true, lowercase: true, numbers: true, symbols: true },
+          entropy_bits: 103.61,
+        },
+      },
+    },
+  },
+  400: {
+    description: "A parameter is invalid or no class is selected; for POST also a body that does not parse.",
+    content: errorContent("length must be an integer from 8 to 128."),
+  },
+} satisfies Responses;
+
+export const passwordPostResponses = {
+  ...passwordResponses,
+  413: { description: "The body is larger than 64 KiB.", content: errorContent("Request body is larger than 64 KiB.") },
+} satisfies Responses;
+
+export const passwordRequestBody = {
+  required: false,
+  content: {
+    "application/x-www-form-urlencoded": { schema: asSchema(PasswordFormBody) },
+    "multipart/form-data": { schema: asSchema(PasswordFormBody) },
+    "application/json": { schema: asSchema(PasswordJsonBody) },
+  },
+} satisfies NonNullable<DocumentDecoration["requestBody"]>;

@@ -1,0 +1,293 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+import { passwordRoutes } from "../../src/password/routes.ts";
+
+const app = new Elysia().use(passwordRoutes);
+
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "0123456789";
+const SYMBOLS = "!#$%&()*+,-./:;<=>?@[]^_{|}~";
+const CLASSES = { uppercase: UPPER, lowercase: LOWER, numbers: DIGITS, symbols: SYMBOLS } as const;
+type ClassName = keyof typeof CLASSES;
+const NAMES = Object.keys(CLASSES) as ClassName[];
+
+const LENGTH_ERROR = "length must be an integer from 8 to 128.";
+const NO_CLASS = "At least one character type (uppercase, lowercase, numbers, symbols) must be selected.";
+
+interface Answer {
+  status: number;
+  contentType: string | null;
+  body: any;
+}
+
+async function call(request: Request): Promise<Answer> {
+  const response = await app.handle(request);
+  return { status: response.status, contentType: response.headers.get("content-type"), body: await response.json() };
+}
+const get = (query = "") => call(new Request(`http://localhost/api.php${query}`));
+const post = (body: RequestInit["body"], contentType?: string, query = "") =>
+  call(
+    new Request(`http://localhost/api.php${query}`, {
+      method: "POST",
+      body,
+      headers: contentType ? { "content-type": contentType } : {},
+    }),
+  );
+const postJson = (value: unknown, query = "") => post(JSON.stringify(value), "application/json", query);
+
+function classesIn(password: string): Set<ClassName> {
+  const found = new Set<ClassName>();
+  for (const ch of password) {
+    const name = NAMES.find((n) => CLASSES[n].includes(ch));
+    if (!name) throw new Error(`character ${JSON.stringify(ch)} is in no class`);
+    found.add(name);
+  }
+  return found;
+}
+
+const expectError = (answer: Answer, status: number, error: string) => {
+  expect({ status: answer.status, body: answer.body }).toEqual({ status, body: { success: false, error } });
+};
+
+describe("GET /api.php", () => {
+  test("defaults: 16 characters of all four classes, seed fields in order plus entropy_bits", async () => {
+    const { status, contentType, body } = await get();
+    expect(status).toBe(200);
+    expect(contentType).toStartWith("application/json");
+    expect(Object.keys(body)).toEqual(["success", "password", "length", "parameters", "entropy_bits"]);
+    expect(body).toMatchObject({
+      success: true,
+      length: 16,
+      parameters: { requested_length: 16, uppercase: true, lowercase: true, numbers: true, symbols: true },
+      entropy_bits: 103.61,
+    });
+    expect(Object.keys(body.parameters)).toEqual(["requested_length", "uppercase", "lowercase", "numbers", "symbols"]);
+    expect(body.password).toHaveLength(16);
+    expect(classesIn(body.password)).toEqual(new Set(NAMES));
+  });
+
+  test("every one of the 15 class combinations: only selected classes, each at least once", async () => {
+    for (let mask = 1; mask < 16; mask++) {
+      const selected = NAMES.filter((_, bit) => mask & (1 << bit));
+      const query = NAMES.map((name) => `${name}=${selected.includes(name) ? "true" : "false"}`).join("&");
+      // Length 8 leaves little room: a generator that does not enforce every class misses one
+      // often (digits are absent from 8 of 90 characters 39% of the time), so 20 tries catch it.
+      for (let i = 0; i < 20; i++) {
+        const { status, body } = await get(`?length=8&${query}`);
+        expect(status).toBe(200);
+        expect(body.password).toHaveLength(8);
+        expect(classesIn(body.password)).toEqual(new Set(selected));
+        expect(body.parameters).toEqual({
+          requested_length: 8,
+          uppercase: selected.includes("uppercase"),
+          lowercase: selected.includes("lowercase"),
+          numbers: selected.includes("numbers"),
+          symbols: selected.includes("symbols"),
+        });
+      }
+    }
+  });
+
+  test("length boundaries: 7 and 129 are refused, 8 and 128 work", async () => {
+    expectError(await get("?length=7"), 400, LENGTH_ERROR);
+    expectError(await get("?length=129"), 400, LENGTH_ERROR);
+    for (const length of [8, 128]) {
+      const { status, body } = await get(`?length=${length}`);
+      expect(status).toBe(200);
+      expect(body.password).toHaveLength(length);
+      expect(body.length).toBe(length);
+      expect(body.parameters.requested_length).toBe(length);
+    }
+  });
+
+  test("symbols are exactly the 28 of the contract", async () => {
+    const seen = new Set<string>();
+    // 40 * 128 draws: a symbol never drawn has probability 28 * (27/28)^5120 < 1e-79.
+    for (let i = 0; i < 40; i++) {
+      const { body } = await get("?length=128&uppercase=0&lowercase=0&numbers=0");
+      for (const ch of body.password) seen.add(ch);
+    }
+    expect([...seen].sort().join("")).toBe([...SYMBOLS].sort().join(""));
+  });
+
+  test("every error text, with status 400", async () => {
+    const cases: [string, string][] = [
+      ["?length=abc", LENGTH_ERROR],
+      ["?length=16.0", LENGTH_ERROR],
+      ["?length=1e1", LENGTH_ERROR],
+      ["?length=%2016", LENGTH_ERROR],
+      ["?length=", LENGTH_ERROR],
+      ["?uppercase=yes", "uppercase must be one of: true, false, 1, 0."],
+      ["?lowercase=", "lowercase must be one of: true, false, 1, 0."],
+      ["?numbers=2", "numbers must be one of: true, false, 1, 0."],
+      ["?symbols=no", "symbols must be one of: true, false, 1, 0."],
+      ["?exclude_similar=on", "exclude_similar must be one of: true, false, 1, 0."],
+      [`?exclude=${"x".repeat(129)}`, "exclude must be at most 128 characters."],
+      ["?uppercase=false&lowercase=0&numbers=FALSE&symbols=0", NO_CLASS],
+      ["?exclude=0123456789", "exclude leaves no characters for numbers."],
+      [`?exclude=${encodeURIComponent(SYMBOLS)}`, "exclude leaves no characters for symbols."],
+      [`?exclude=${UPPER}${LOWER}`, "exclude leaves no characters for uppercase."],
+    ];
+    for (const [query, error] of cases) expectError(await get(query), 400, error);
+  });
+
+  test("booleans are case-insensitive", async () => {
+    const { status, body } = await get("?uppercase=TRUE&lowercase=False&numbers=1&symbols=0");
+    expect(status).toBe(200);
+    expect(body.parameters).toMatchObject({ uppercase: true, lowercase: false, numbers: true, symbols: false });
+    expect(body.password).toMatch(/^[A-Z0-9]{16}$/);
+  });
+
+  test("a repeated parameter takes its last value, unknown parameters are ignored", async () => {
+    const { status, body } = await get("?length=200&length=12&foo=bar&Length=3");
+    expect(status).toBe(200);
+    expect(body.password).toHaveLength(12);
+    expect(Object.keys(body.parameters)).toEqual(["requested_length", "uppercase", "lowercase", "numbers", "symbols"]);
+  });
+
+  test("exclude_similar and exclude are echoed only when sent, and applied", async () => {
+    const { body } = await get(`?length=128&exclude_similar=1&exclude=${encodeURIComponent("ab#")}`);
+    expect(body.parameters).toEqual({
+      requested_length: 128,
+      uppercase: true,
+      lowercase: true,
+      numbers: true,
+      symbols: true,
+      exclude_similar: true,
+      exclude: "ab#",
+    });
+    expect(body.password).not.toMatch(/[0O1lI|ab#]/);
+  });
+
+  test("a plus in the query string is a space, as in form encoding", async () => {
+    const { body } = await get("?exclude=a+b");
+    expect(body.parameters.exclude).toBe("a b");
+  });
+});
+
+describe("POST /api.php", () => {
+  test("urlencoded body", async () => {
+    const { status, body } = await post(
+      new URLSearchParams({ length: "20", symbols: "false", numbers: "0" }),
+      "application/x-www-form-urlencoded",
+    );
+    expect(status).toBe(200);
+    expect(body.password).toMatch(/^[A-Za-z]{20}$/);
+    expect(body.parameters).toEqual({ requested_length: 20, uppercase: true, lowercase: true, numbers: false, symbols: false });
+  });
+
+  test("multipart body from FormData", async () => {
+    const form = new FormData();
+    form.append("length", "9");
+    form.append("uppercase", "0");
+    form.append("lowercase", "0");
+    const response = await app.handle(new Request("http://localhost/api.php", { method: "POST", body: form }));
+    const body: any = await response.json();
+    expect(response.status).toBe(200);
+    expect(body.password).toHaveLength(9);
+    expect(classesIn(body.password)).toEqual(new Set(["numbers", "symbols"]));
+  });
+
+  test("JSON body with JSON booleans, 1/0 and text", async () => {
+    const { status, body } = await postJson({ length: 10, uppercase: false, lowercase: 0, numbers: "TRUE", symbols: true });
+    expect(status).toBe(200);
+    expect(body.password).toHaveLength(10);
+    expect(classesIn(body.password)).toEqual(new Set(["numbers", "symbols"]));
+    expect(body.parameters).toEqual({ requested_length: 10, uppercase: false, lowercase: false, numbers: true, symbols: true });
+  });
+
+  test("JSON type errors", async () => {
+    expectError(await postJson({ length: 16.5 }), 400, LENGTH_ERROR);
+    expectError(await postJson({ length: "16.0" }), 400, LENGTH_ERROR);
+    expectError(await postJson({ length: true }), 400, LENGTH_ERROR);
+    expectError(await postJson({ symbols: 2 }), 400, "symbols must be one of: true, false, 1, 0.");
+    expectError(await postJson({ uppercase: null }), 400, "uppercase must be one of: true, false, 1, 0.");
+    expectError(await postJson({ exclude: 5 }), 400, "exclude must be a string.");
+    expectError(await postJson({ exclude: ["a"] }), 400, "exclude must be a string.");
+  });
+
+  test("the body wins over the query string; the query fills what the body leaves out", async () => {
+    const { body } = await postJson({ symbols: true, exclude: "xyz" }, "?symbols=false&length=9&exclude=abc");
+    expect(body.parameters).toMatchObject({ requested_length: 9, symbols: true, exclude: "xyz" });
+    const form = await post(new URLSearchParams({ length: "30" }), "application/x-www-form-urlencoded", "?length=12&numbers=0");
+    expect(form.body.password).toHaveLength(30);
+    expect(form.body.parameters.numbers).toBe(false);
+  });
+
+  test("an empty body or another content type: the query string alone", async () => {
+    for (const answer of [
+      await post(null, undefined, "?length=11"),
+      await post("", "application/json", "?length=11"),
+      await post('{"length": 40}', "text/plain", "?length=11"),
+    ]) {
+      expect(answer.status).toBe(200);
+      expect(answer.body.password).toHaveLength(11);
+    }
+  });
+
+  test("body errors", async () => {
+    expectError(await post('{"length": 12', "application/json"), 400, "Request body is not valid JSON.");
+    for (const value of ["[1]", "12", '"x"', "null", "true"]) {
+      expectError(await post(value, "application/json"), 400, "Request body must be a JSON object.");
+    }
+  });
+
+  test("a body of 64 KiB is read; one byte more is 413", async () => {
+    const padded = (size: number) => {
+      const prefix = '{"length":"20","pad":"';
+      return prefix + "x".repeat(size - prefix.length - 2) + '"}';
+    };
+    const ok = await post(padded(64 * 1024), "application/json");
+    expect(ok.status).toBe(200);
+    expect(ok.body.password).toHaveLength(20);
+    expectError(await post(padded(64 * 1024 + 1), "application/json"), 413, "Request body is larger than 64 KiB.");
+  });
+
+  test("an oversized body without Content-Length (streamed) is 413 too", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(16 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 8) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const request = new Request("http://localhost/api.php", {
+      method: "POST",
+      body: stream,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(request.headers.get("content-length")).toBeNull();
+    expectError(await call(request), 413, "Request body is larger than 64 KiB.");
+  });
+
+  test("every validation error text arrives through POST as well", async () => {
+    expectError(await postJson({ length: 7 }), 400, LENGTH_ERROR);
+    expectError(await postJson({ uppercase: false, lowercase: false, numbers: false, symbols: false }), 400, NO_CLASS);
+    expectError(await postJson({ exclude: "x".repeat(129) }), 400, "exclude must be at most 128 characters.");
+    expectError(await postJson({ exclude: LOWER }), 400, "exclude leaves no characters for lowercase.");
+  });
+});
+
+describe("OpenAPI", () => {
+  test("both methods are documented with parameters, body, responses and the password tag", async () => {
+    const documented = new Elysia().use(openapi({ exclude: { staticFile: false } })).use(passwordRoutes);
+    const spec: any = await (await documented.handle(new Request("http://localhost/openapi/json"))).json();
+    const path = spec.paths["/api.php"];
+    for (const method of ["get", "post"]) {
+      expect(path[method].tags).toEqual(["password"]);
+      expect(path[method].summary).toBeString();
+      expect(path[method].parameters.map((p: any) => p.name)).toEqual([
+        "length", "uppercase", "lowercase", "numbers", "symbols", "exclude_similar", "exclude",
+      ]);
+      expect(path[method].responses["200"].content["application/json"].schema.properties.entropy_bits.type).toBe("number");
+      expect(path[method].responses["400"].content["application/json"].schema.properties.error.type).toBe("string");
+    }
+    expect(Object.keys(path.post.requestBody.content).sort()).toEqual([
+      "application/json", "application/x-www-form-urlencoded", "multipart/form-data",
+    ]);
+    expect(path.post.responses["413"]).toBeDefined();
+  });
+});
