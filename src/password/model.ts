@@ -2,7 +2,8 @@
 // checked by Elysia, so its fields are permissive strings: the handler, not Elysia, validates
 // and answers with the contract's error texts.
 
-import { t, type DocumentDecoration, type TSchema } from "elysia";
+import { t, type DocumentDecoration } from "elysia";
+import { asSchema, jsonInteger, type Responses } from "../http/openapi.ts";
 
 const booleanText = (description: string, example: string) =>
   t.Optional(t.String({ description: `${description} One of true, false, 1, 0 (case-insensitive).`, examples: [example] }));
@@ -21,9 +22,7 @@ const textFields = {
 export const PasswordQuery = t.Object(textFields, { description: "Password options. Unknown parameters are ignored." });
 export const PasswordFormBody = t.Object(textFields, { description: "Password options; body fields win over the query string." });
 
-// Elysia's t.Integer also accepts numeric strings (for coercion) and documents itself that way;
-// these schemas describe JSON values, so they state the plain JSON Schema integer.
-const integer = (options: { description?: string } = {}) => t.Unsafe<number>({ type: "integer", ...options });
+const integer = jsonInteger;
 
 const jsonBoolean = (description: string) =>
   t.Optional(
@@ -69,12 +68,6 @@ export const PasswordErrorModel = t.Object({
   error: t.String({ description: "What is wrong with the request." }),
 });
 
-// The OpenAPI types of `detail` do not recognise TypeBox schemas, which are plain JSON Schema at
-// run time; this is the one place that says so.
-type Responses = NonNullable<DocumentDecoration["responses"]>;
-type Response = Exclude<Responses[string], { $ref: string }>;
-type SchemaObject = NonNullable<NonNullable<Response["content"]>[string]["schema"]>;
-const asSchema = (schema: TSchema) => schema as unknown as SchemaObject;
 
 const errorContent = (example: string) => ({
   "application/json": { schema: asSchema(PasswordErrorModel), example: { success: false, error: example } },

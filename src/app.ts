@@ -1,0 +1,52 @@
+// Composes the Elysia app from its features. It never listens: src/server.ts serves it, and
+// tests call app.handle(new Request(...)).
+import { cors } from "@elysiajs/cors";
+import { Elysia } from "elysia";
+import { errorHandling, methodIndex } from "./http/errors.ts";
+import { docs } from "./ops/docs.ts";
+import { healthRoutes } from "./ops/health.ts";
+import { passwordRoutes } from "./password/routes.ts";
+import { sitemapRoutes, type SitemapDeps } from "./sitemap/routes.ts";
+
+export interface AppDeps {
+  isReady: () => boolean;
+  sitemap: SitemapDeps;
+}
+
+/** Headers that browsers may read from cross-origin responses. */
+const EXPOSED_HEADERS = [
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "RateLimit",
+  "RateLimit-Policy",
+  "Retry-After",
+  "X-Request-Id",
+];
+
+export function createApp(deps: AppDeps) {
+  const app = new Elysia({ name: "genapi" })
+    .use(
+      cors({
+        origin: "*",
+        credentials: false,
+        methods: ["GET", "POST", "OPTIONS"],
+        allowedHeaders: ["Content-Type", "X-API-Key"],
+        exposeHeaders: EXPOSED_HEADERS,
+        maxAge: 600,
+      }),
+    )
+    // API responses are per request (passwords, quotas): never cached. Static assets override it.
+    .onRequest(({ set }) => {
+      set.headers["cache-control"] = "no-store";
+    })
+    .use(errorHandling((path) => allowed(path)))
+    .use(docs)
+    .use(healthRoutes(deps.isReady))
+    .use(passwordRoutes)
+    .use(sitemapRoutes(deps.sitemap));
+  const allowed = methodIndex(app.routes);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

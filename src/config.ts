@@ -1,0 +1,217 @@
+// The whole configuration of `genapi serve`, in one table: each option's flag, environment
+// variables, default and validation live together, and `--help` is printed from the same table.
+import { join } from "node:path";
+import { parseAllowTarget, type AllowedTarget } from "./sitemap/address-guard.ts";
+import { parseTrustedProxies, type TrustedProxies } from "./quota/client-address.ts";
+
+export interface ServeConfig {
+  port: number;
+  host: string;
+  dbPath: string;
+  trustProxy: TrustedProxies;
+  freeDailyLimit: number;
+  maxPages: number;
+  crawlTimeoutSeconds: number;
+  maxCrawls: number;
+  crawlQueue: number;
+  allowPrivateTargets: boolean;
+  allowTargets: AllowedTarget[];
+}
+
+/** A bad flag or value; the CLI prints its message on one line and exits 2. */
+export class UsageError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+interface OptionSpec<T> {
+  flag: string;
+  env: string[];
+  value?: string; // the placeholder in --help; absent for switches
+  help: string;
+  multiple?: boolean;
+  fallback: (env: Env) => T;
+  parse: (text: string, name: string) => T;
+}
+
+const integer = (min: number, max: number) => (text: string, name: string) => {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`${name} must be an integer from ${min} to ${max} (got "${text}")`);
+  }
+  return Number(text);
+};
+
+const nonEmpty = (text: string, name: string) => {
+  if (text.trim() === "") throw new UsageError(`${name} must not be empty`);
+  return text;
+};
+
+const boolean = (text: string, name: string) => {
+  const value = text.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off", ""].includes(value)) return false;
+  throw new UsageError(`${name} must be true or false (got "${text}")`);
+};
+
+const guarded = <T>(parse: (text: string) => T) => (text: string, name: string): T => {
+  try {
+    return parse(text);
+  } catch (error) {
+    throw new UsageError(`${name}: ${(error as Error).message}`);
+  }
+};
+
+/** The database file: `$STATE_DIRECTORY/genapi.db` under systemd, else `./genapi.db`. */
+export function defaultDbPath(env: Env): string {
+  const stateDir = env.STATE_DIRECTORY?.split(":")[0];
+  return stateDir ? join(stateDir, "genapi.db") : "genapi.db";
+}
+
+export const dbOption: OptionSpec<string> = {
+  flag: "db",
+  env: ["GENAPI_DB"],
+  value: "PATH",
+  help: "SQLite database file (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd)",
+  fallback: defaultDbPath,
+  parse: nonEmpty,
+};
+
+const serveSpecs = {
+  port: {
+    flag: "port",
+    env: ["GENAPI_PORT", "PORT"],
+    value: "N",
+    help: "TCP port to listen on; 0 picks a free one (default 8080)",
+    fallback: () => 8080,
+    parse: integer(0, 65535),
+  },
+  host: {
+    flag: "host",
+    env: ["GENAPI_HOST"],
+    value: "ADDR",
+    help: "address to listen on (default 0.0.0.0)",
+    fallback: () => "0.0.0.0",
+    parse: nonEmpty,
+  },
+  dbPath: dbOption,
+  trustProxy: {
+    flag: "trust-proxy",
+    env: ["GENAPI_TRUST_PROXY"],
+    value: "CIDRS",
+    help: "comma-separated proxies whose X-Forwarded-For is believed (default none)",
+    fallback: () => parseTrustedProxies([]),
+    parse: guarded((text) => parseTrustedProxies(text)),
+  },
+  freeDailyLimit: {
+    flag: "free-daily-limit",
+    env: ["GENAPI_FREE_DAILY_LIMIT"],
+    value: "N",
+    help: "requests per client address per UTC day for free keys (default 5)",
+    fallback: () => 5,
+    parse: integer(1, 10_000_000),
+  },
+  maxPages: {
+    flag: "max-pages",
+    env: ["GENAPI_MAX_PAGES"],
+    value: "N",
+    help: "page requests per crawl, redirect hops included (default 500, at most 50000)",
+    fallback: () => 500,
+    parse: integer(1, 50_000),
+  },
+  crawlTimeoutSeconds: {
+    flag: "crawl-timeout",
+    env: ["GENAPI_CRAWL_TIMEOUT"],
+    value: "SECONDS",
+    help: "time budget of one crawl (default 60)",
+    fallback: () => 60,
+    parse: integer(1, 3600),
+  },
+  maxCrawls: {
+    flag: "max-crawls",
+    env: ["GENAPI_MAX_CRAWLS"],
+    value: "N",
+    help: "crawls running at once (default 4)",
+    fallback: () => 4,
+    parse: integer(1, 1000),
+  },
+  crawlQueue: {
+    flag: "crawl-queue",
+    env: ["GENAPI_CRAWL_QUEUE"],
+    value: "N",
+    help: "crawls that may wait for a slot; beyond that 503 (default 16)",
+    fallback: () => 16,
+    parse: integer(0, 100_000),
+  },
+  allowPrivateTargets: {
+    flag: "allow-private-targets",
+    env: ["GENAPI_ALLOW_PRIVATE_TARGETS"],
+    help: "let the crawler reach loopback and private addresses: for local testing, NEVER in production",
+    fallback: () => false,
+    parse: boolean,
+  },
+  allowTargets: {
+    flag: "allow-target",
+    env: ["GENAPI_ALLOW_TARGETS"],
+    value: "HOST[:PORT]",
+    help: "repeatable: a private host the crawler may reach (no port: any port)",
+    multiple: true,
+    fallback: () => [],
+    parse: guarded((text) => parseAllowTarget(text)),
+  },
+} satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
+
+type Specs = Record<string, OptionSpec<unknown>>;
+
+/** Options for node:util parseArgs, derived from a spec table. */
+export function parseArgsOptions(specs: Specs) {
+  return Object.fromEntries(
+    Object.values(specs).map((spec) => [
+      spec.flag,
+      { type: spec.value ? "string" : "boolean", multiple: spec.multiple ?? false } as const,
+    ]),
+  );
+}
+
+/** Resolves every option: the flag beats its environment variable, which beats the default. */
+export function resolveOptions<S extends Specs>(
+  specs: S,
+  flags: Record<string, string | boolean | (string | boolean)[] | undefined>,
+  env: Env,
+): { [K in keyof S]: unknown } {
+  const result: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(specs)) {
+    const flagValue = flags[spec.flag];
+    const envName = spec.env.find((name) => env[name] !== undefined);
+    if (flagValue !== undefined) {
+      const values = Array.isArray(flagValue) ? flagValue : [flagValue];
+      const parsed = values.map((v) => (typeof v === "boolean" ? v : spec.parse(v, `--${spec.flag}`)));
+      result[key] = spec.multiple ? parsed : parsed[0];
+    } else if (envName !== undefined) {
+      const text = env[envName]!;
+      result[key] = spec.multiple
+        ? text.split(",").filter((part) => part.trim() !== "").map((part) => spec.parse(part.trim(), envName))
+        : spec.parse(text, envName);
+    } else {
+      result[key] = spec.fallback(env);
+    }
+  }
+  return result as { [K in keyof S]: unknown };
+}
+
+export const serveOptions = parseArgsOptions(serveSpecs);
+
+export function resolveServeConfig(
+  flags: Parameters<typeof resolveOptions>[1],
+  env: Env,
+): ServeConfig {
+  return resolveOptions(serveSpecs, flags, env) as unknown as ServeConfig;
+}
+
+/** The option lines of --help, aligned. */
+export function optionHelp(specs: Specs = serveSpecs): string {
+  const rows = Object.values(specs).map((spec) => [
+    `--${spec.flag}${spec.value ? ` ${spec.value}` : ""}`,
+    `${spec.help} [${spec.env.join(", ")}]`,
+  ]);
+  const width = Math.max(...rows.map(([left]) => left!.length));
+  return rows.map(([left, right]) => `  ${left!.padEnd(width)}  ${right}`).join("\n");
+}

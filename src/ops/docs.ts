@@ -1,0 +1,60 @@
+// The OpenAPI document at /swagger/json and Swagger UI at /swagger, with the UI's assets
+// embedded in the executable (pinned swagger-ui-dist) so the page works with no internet access.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import { VERSION } from "../version.ts";
+
+const ASSETS = "/swagger/assets";
+
+const assets: Record<string, { file: string; type: string }> = {
+  "swagger-ui-bundle.js": { file: swaggerBundle, type: "text/javascript; charset=utf-8" },
+  "swagger-ui.css": { file: swaggerCss, type: "text/css; charset=utf-8" },
+};
+
+export const API_KEY_SCHEME = "ApiKeyAuth";
+
+export const docs = new Elysia({ name: "docs" })
+  .use(
+    openapi({
+      path: "/swagger",
+      specPath: "/swagger/json",
+      provider: "swagger-ui",
+      // The plugin drops every path containing a dot unless told otherwise (/api.php).
+      exclude: { staticFile: false, paths: [/^\/swagger/] },
+      swagger: { theme: `${ASSETS}/swagger-ui.css`, cdn: `${ASSETS}/swagger-ui-bundle.js`, autoDarkMode: false },
+      documentation: {
+        info: {
+          title: "genapi",
+          version: VERSION,
+          description:
+            "Self-hosted generator API: an open password generator (`/api.php`) and an API-key-protected " +
+            "sitemap crawler (`/api/generate`) with a free tier of 5 requests per client address per UTC day.",
+        },
+        servers: [{ url: "/", description: "This server" }],
+        tags: [
+          { name: "password", description: "Random passwords from chosen character classes. No credentials." },
+          { name: "sitemap", description: "Crawl a website and return its XML sitemap. Needs an X-API-Key." },
+          { name: "operations", description: "Health checks for load balancers and service managers." },
+        ],
+        components: {
+          securitySchemes: {
+            [API_KEY_SCHEME]: {
+              type: "apiKey",
+              in: "header",
+              name: "X-API-Key",
+              description: "Create one on the server with `genapi keys create --name NAME`.",
+            },
+          },
+        },
+      },
+    }),
+  )
+  .get(`${ASSETS}/:name`, ({ params, status, set }) => {
+    const asset = assets[params.name];
+    if (!asset) return status(404, { success: false, message: `Not found: ${ASSETS}/${params.name}` });
+    set.headers["content-type"] = asset.type;
+    set.headers["cache-control"] = "public, max-age=86400";
+    return Bun.file(asset.file);
+  }, { detail: { hide: true } });

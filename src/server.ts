@@ -1,0 +1,114 @@
+// Serves the app: opens the database, listens, logs each request, and stops gracefully on
+// SIGTERM/SIGINT (stop accepting, refuse queued crawls, let running requests finish within the
+// crawl timeout plus 5 s, close the database).
+import type { Server } from "bun";
+import { createApp } from "./app.ts";
+import type { ServeConfig } from "./config.ts";
+import { isDatabaseUsable, openDatabase } from "./db/database.ts";
+import { withRequestLog } from "./http/request-log.ts";
+import { clientAddress } from "./quota/client-address.ts";
+import { CrawlSlots } from "./sitemap/crawl-slots.ts";
+import { createSitemapService } from "./sitemap/service.ts";
+import { VERSION } from "./version.ts";
+
+/** Bun answers 413 itself above this; each endpoint has its own, smaller cap. */
+const MAX_REQUEST_BODY = 1024 * 1024;
+/** Seconds a connection may stay silent; crawl requests lift it for themselves. */
+const IDLE_TIMEOUT = 30;
+/** Extra time on top of the crawl timeout that running requests get at shutdown. */
+const SHUTDOWN_GRACE_MS = 5000;
+
+export interface RunningServer {
+  server: Server<undefined>;
+  url: string;
+  stop: () => Promise<void>;
+}
+
+export interface ServerIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+}
+
+export class ListenError extends Error {}
+
+export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
+  const db = openDatabase(config.dbPath);
+  const peers = new WeakMap<Request, string>();
+  const clientIp = (request: Request) => peers.get(request) ?? "unknown";
+  const slots = new CrawlSlots(config.maxCrawls, config.crawlQueue);
+  const hardStop = new AbortController();
+  const sitemap = createSitemapService(config, { stopSignal: hardStop.signal });
+  let server: Server<undefined>;
+  const app = createApp({
+    isReady: () => isDatabaseUsable(db),
+    sitemap: {
+      db,
+      now: () => new Date(),
+      clientIp,
+      freeDailyLimit: config.freeDailyLimit,
+      slots,
+      checkTarget: sitemap.checkTarget,
+      crawl: sitemap.crawl,
+      // A crawl (and its wait for a slot) may outlast the idle timeout: its own deadline bounds it.
+      holdConnection: (request) => server.timeout(request, 0),
+    },
+  });
+  const handle = withRequestLog((request) => app.handle(request), {
+    clientIp,
+    write: io.stdout,
+    now: () => performance.timeOrigin + performance.now(),
+  });
+
+  try {
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      // Bun shares a port between processes by default; a second genapi must fail instead.
+      reusePort: false,
+      maxRequestBodySize: MAX_REQUEST_BODY,
+      idleTimeout: IDLE_TIMEOUT,
+      fetch(request, srv) {
+        const peer = srv.requestIP(request)?.address ?? null;
+        peers.set(request, clientAddress(peer, request.headers.get("x-forwarded-for"), config.trustProxy));
+        return handle(request);
+      },
+      error(error) {
+        io.stderr(`genapi: unhandled error: ${error.stack ?? error}`);
+        return Response.json({ success: false, message: "Internal server error." }, { status: 500 });
+      },
+    });
+  } catch (error) {
+    db.close();
+    const code = (error as { code?: string }).code;
+    const reason = code === "EADDRINUSE" ? "address in use" : (error as Error).message;
+    throw new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`);
+  }
+
+  const url = `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
+  io.stdout(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      msg: `genapi ${VERSION} listening on ${url}`,
+      version: VERSION,
+      address: url,
+      db: config.dbPath,
+    }) + "\n",
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      const graceMs = config.crawlTimeoutSeconds * 1000 + SHUTDOWN_GRACE_MS;
+      // Queued crawls answer 503 and get their admission back; running ones may finish.
+      slots.close();
+      const finished = server.stop(false);
+      const timedOut = await Promise.race([finished.then(() => false), Bun.sleep(graceMs).then(() => true)]);
+      if (timedOut) {
+        hardStop.abort();
+        await server.stop(true);
+      }
+      db.close();
+    })());
+
+  return { server, url, stop };
+}

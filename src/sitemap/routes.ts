@@ -1,0 +1,150 @@
+// POST /api/generate: the contract's checks in order (key, body, URL, target, quota, capacity,
+// crawl), each answering with its exact status and message.
+import type { Database } from "bun:sqlite";
+import { Elysia } from "elysia";
+import { BadBodyError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
+import { authenticate } from "../keys/key-store.ts";
+import { admit, peek, quotaForKey, rateLimitHeaders, rateLimitMessage, release } from "../quota/quota.ts";
+import { API_KEY_SCHEME } from "../ops/docs.ts";
+import type { CrawlResult } from "./crawler.ts";
+import { CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
+import { CrawlFailedError, TargetRefusedError } from "./errors.ts";
+import { GenerateRequest, generateResponses } from "./model.ts";
+import { INVALID_URL_MESSAGE, parseTargetUrl } from "./target-url.ts";
+import { renderSitemap } from "./xml.ts";
+
+const BODY_LIMIT = 16 * 1024;
+export const AUTH_FAILED_MESSAGE = "Authentication failed. Invalid or missing API key.";
+/** Retry-After for a 503: long enough for a running crawl to make progress. */
+const BUSY_RETRY_AFTER_SECONDS = 30;
+
+export interface SitemapDeps {
+  db: Database;
+  now: () => Date;
+  clientIp: (request: Request) => string;
+  freeDailyLimit: number;
+  slots: CrawlSlots;
+  /** Step 4: throws TargetRefusedError for a forbidden target; a name that does not resolve passes (the crawl reports it). */
+  checkTarget: (url: URL) => Promise<void>;
+  crawl: (url: string, signal: AbortSignal) => Promise<CrawlResult>;
+  /** Lifts the connection's idle timeout while a crawl runs or waits. */
+  holdConnection?: (request: Request) => void;
+}
+
+const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ success: false, message }, { status, headers });
+
+/** The body's `url` (parsed, and as sent), or the response that refuses the body (steps 2 and 3). */
+async function readTargetUrl(
+  request: Request,
+  headers: Record<string, string>,
+): Promise<{ url: URL; sent: string } | Response> {
+  let body: unknown;
+  try {
+    const bytes = await readBodyBytes(request, BODY_LIMIT);
+    body = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", headers);
+    if (error instanceof SyntaxError || error instanceof BadBodyError) {
+      return fail(400, 'Request body must be JSON: {"url": "https://..."}.', headers);
+    }
+    throw error;
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return fail(400, 'Request body must be a JSON object: {"url": "https://..."}.', headers);
+  }
+  const sent = (body as { url?: unknown }).url;
+  const url = parseTargetUrl(sent);
+  return url ? { url, sent: sent as string } : fail(400, INVALID_URL_MESSAGE, headers);
+}
+
+export const sitemapRoutes = (deps: SitemapDeps) =>
+  new Elysia({ name: "sitemap" }).post(
+    "/api/generate",
+    async ({ request }) => {
+      const now = deps.now();
+      // 1. The key. A mistyped key fails its checksum without a database lookup.
+      const key = authenticate(deps.db, request.headers.get("x-api-key"), now);
+      if (!key) return fail(401, AUTH_FAILED_MESSAGE);
+      const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
+      const unchanged = () => rateLimitHeaders(peek(deps.db, bucket, limit, now), now);
+
+      // 2-3. The body and its URL.
+      const target = await readTargetUrl(request, unchanged());
+      if (target instanceof Response) return target;
+      const { url, sent } = target;
+
+      // 4. The target address (checked again at every connection).
+      try {
+        await deps.checkTarget(url);
+      } catch (error) {
+        if (error instanceof TargetRefusedError) return fail(400, error.reason, unchanged());
+        throw error;
+      }
+
+      // 5. The daily quota: one atomic statement.
+      const admission = admit(deps.db, bucket, limit, now);
+      const headers = rateLimitHeaders(admission, now);
+      if (!admission.admitted) return fail(429, rateLimitMessage(limit), headers);
+
+      // 6. Capacity. A request turned away here gets its admission back.
+      deps.holdConnection?.(request);
+      let releaseSlot: () => void;
+      try {
+        releaseSlot = await deps.slots.acquire(request.signal);
+      } catch (error) {
+        if (!(error instanceof ServiceBusyError)) throw error;
+        release(deps.db, bucket, admission.day);
+        const restored = rateLimitHeaders(peek(deps.db, bucket, limit, deps.now()), deps.now());
+        return fail(503, error.message, { ...restored, "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) });
+      }
+
+      // 7. The crawl.
+      try {
+        const result = await deps.crawl(url.href, request.signal);
+        return Response.json(
+          {
+            success: true,
+            message: "Sitemap generated successfully.",
+            data: {
+              url: result.url,
+              sitemap: renderSitemap(result.entries),
+              url_count: result.entries.length,
+              pages_crawled: result.pagesCrawled,
+              truncated: result.truncated,
+              duration_ms: Math.round(result.durationMs),
+              generated_at: deps.now().toISOString(),
+            },
+          },
+          { headers },
+        );
+      } catch (error) {
+        if (error instanceof TargetRefusedError) return fail(400, error.reason, headers);
+        if (error instanceof CrawlFailedError) {
+          return fail(502, `Could not crawl ${sent}: ${error.reason}`, headers);
+        }
+        throw error;
+      } finally {
+        releaseSlot();
+      }
+    },
+    {
+      // The handler reads the body itself, after the key check and with a size cap.
+      parse: "none",
+      detail: {
+        tags: ["sitemap"],
+        summary: "Generate a sitemap",
+        description:
+          "Crawls the start URL's origin (robots.txt respected) and returns its XML sitemap: the indexable, " +
+          "canonical, 200-status HTML pages. Free keys: 5 requests per client address per UTC day; premium keys: " +
+          "their own daily limit. Checks run in this order: key (401), body (400/413), URL (400), target address " +
+          "(400), quota (429), capacity (503), crawl (502).",
+        security: [{ [API_KEY_SCHEME]: [] }],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: GenerateRequest, example: { url: "https://example.com/" } } },
+        },
+        responses: generateResponses,
+      },
+    },
+  );

@@ -1,0 +1,24 @@
+// An app wired for app.handle() tests: an in-memory database, a settable clock and client
+// address, and a crawler that tests replace.
+import { createApp } from "../../src/app.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
+import type { SitemapDeps } from "../../src/sitemap/routes.ts";
+
+export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?: () => boolean } = {}) {
+  const db = openDatabase(":memory:");
+  const state = { now: new Date("2026-11-21T10:00:00.000Z"), ip: "198.51.100.7" };
+  const deps: SitemapDeps = {
+    db,
+    now: () => state.now,
+    clientIp: () => state.ip,
+    freeDailyLimit: 5,
+    slots: new CrawlSlots(4, 16),
+    checkTarget: async () => {},
+    crawl: async (url) => ({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
+    ...overrides,
+  };
+  const app = createApp({ isReady: options.ready ?? (() => true), sitemap: deps });
+  const call = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
+  return { app, db, deps, state, call };
+}

@@ -1,0 +1,132 @@
+// Builds (when missing or older than the sources) and starts the compiled executable, so
+// end-to-end tests exercise dist/genapi itself rather than src/.
+import { mkdtempSync, readdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "../..");
+export const BINARY = process.env.GENAPI_BIN ?? join(root, "dist/genapi");
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+let built: Promise<string> | undefined;
+
+/** The path of an up-to-date executable, building it once per test run if needed. */
+export function ensureBinary(): Promise<string> {
+  return (built ??= (async () => {
+    if (process.env.GENAPI_BIN) return BINARY;
+    const sourcesAt = Math.max(newestSource(join(root, "src")), statSync(join(root, "package.json")).mtimeMs);
+    let binaryAt = 0;
+    try {
+      binaryAt = statSync(BINARY).mtimeMs;
+    } catch {}
+    if (binaryAt < sourcesAt) {
+      const proc = Bun.spawn([process.execPath, "scripts/build.ts"], { cwd: root, stdout: "pipe", stderr: "pipe" });
+      if ((await proc.exited) !== 0) throw new Error(`build failed: ${await new Response(proc.stderr).text()}`);
+    }
+    return BINARY;
+  })());
+}
+
+export function tempDir(prefix = "genapi-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface RunningBinary {
+  url: string;
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  /** Every stdout line so far (one JSON log line per request). */
+  stdout: string[];
+  stderr: () => string;
+  dbPath: string;
+  stop: (signal?: NodeJS.Signals) => Promise<number>;
+}
+
+export interface StartOptions {
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  dbPath?: string;
+}
+
+/** Starts `genapi serve` on an ephemeral loopback port with a temporary database. */
+export async function startBinary(options: StartOptions = {}): Promise<RunningBinary> {
+  const binary = await ensureBinary();
+  const dbPath = options.dbPath ?? join(tempDir(), "genapi.db");
+  const proc = Bun.spawn(
+    [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", dbPath, ...(options.args ?? [])],
+    {
+      cwd: options.cwd ?? tempDir(),
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const stdout: string[] = [];
+  let stderr = "";
+  let listening: (url: string) => void = () => {};
+  const ready = new Promise<string>((resolve) => (listening = resolve));
+  (async () => {
+    let buffer = "";
+    for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let newline: number;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        stdout.push(line);
+        const address = line.includes("listening on") ? JSON.parse(line).address : undefined;
+        if (address) listening(address);
+      }
+    }
+  })();
+  (async () => {
+    for await (const chunk of proc.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
+  })();
+  const url = await Promise.race([
+    ready,
+    proc.exited.then((code) => {
+      throw new Error(`genapi exited with ${code} before listening: ${stderr}`);
+    }),
+    Bun.sleep(10_000).then(() => {
+      throw new Error(`genapi did not start within 10 s: ${stderr}`);
+    }),
+  ]);
+  return {
+    url,
+    proc,
+    stdout,
+    stderr: () => stderr,
+    dbPath,
+    stop: async (signal = "SIGTERM") => {
+      proc.kill(signal);
+      return await proc.exited;
+    },
+  };
+}
+
+/** Runs the executable to completion (for `keys` commands and flag errors). */
+export async function runBinary(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}) {
+  const binary = await ensureBinary();
+  const proc = Bun.spawn([binary, ...args], {
+    cwd: options.cwd ?? tempDir(),
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, code };
+}
