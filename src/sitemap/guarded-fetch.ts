@@ -4,9 +4,7 @@
 // certificate check need it: the Host header and, for https, the TLS server name.
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
-
-/** Structurally the crawler's HopFetcher (src/sitemap/crawler.ts). */
-export type HopFetcher = (url: URL, init: { signal: AbortSignal; headers: Record<string, string> }) => Promise<Response>;
+import type { HopFetcher } from "./request.ts";
 
 /** Sends one request: `fetch` in production; tests wrap it (to trust a test certificate, to record). */
 export type Send = (input: string, init: BunFetchRequestInit) => Promise<Response>;

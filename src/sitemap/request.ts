@@ -1,0 +1,86 @@
+// One bounded HTTP hop: headers, per-request timeout covering the body read, crawl-wide stop.
+import { discardBody } from "./body.ts";
+
+/** One HTTP hop, no redirect following. The real one (guarded-fetch.ts) checks the address. */
+export type HopFetcher = (url: URL, init: { signal: AbortSignal; headers: Record<string, string> }) => Promise<Response>;
+
+/**
+ * Fetches `url` and hands the response to `use` while the request's time limit still runs, so the
+ * limit covers the body read; whatever body `use` leaves unread is cancelled afterwards.
+ */
+export type Requester = <T>(url: URL, use: (res: Response, signal: AbortSignal) => Promise<T>) => Promise<T>;
+
+/** The request ran past its own time limit. */
+export class RequestTimedOut extends Error {
+  constructor() {
+    super("timed out");
+    this.name = "RequestTimedOut";
+  }
+}
+
+/** The whole crawl stopped: total time budget spent, or the caller aborted. */
+export class CrawlStopped extends Error {
+  constructor(readonly reason: "timed out" | "aborted") {
+    super(reason);
+    this.name = "CrawlStopped";
+  }
+}
+
+export function createRequester(fetch: HopFetcher, headers: Record<string, string>, timeoutMs: number, stop: AbortSignal): Requester {
+  return async (url, use) => {
+    stop.throwIfAborted();
+    const ctrl = new AbortController();
+    const onStop = () => ctrl.abort(stop.reason);
+    stop.addEventListener("abort", onStop, { once: true });
+    const timer = setTimeout(() => ctrl.abort(new RequestTimedOut()), timerDelay(timeoutMs));
+    let res: Response | undefined;
+    try {
+      res = await untilAborted(fetch(url, { signal: ctrl.signal, headers }), ctrl.signal);
+      return await use(res, ctrl.signal);
+    } catch (err) {
+      // Report our own abort reason, not the fetch implementation's AbortError.
+      throw ctrl.signal.aborted ? ctrl.signal.reason : err;
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener("abort", onStop);
+      if (res) discardBody(res);
+    }
+  };
+}
+
+/** setTimeout fires at once for delays past 2^31 - 1 ms: clamp instead (about 24.8 days). */
+export function timerDelay(ms: number): number {
+  return Math.min(ms, 2 ** 31 - 1);
+}
+
+/** Settles with `response`, or rejects as soon as `signal` aborts even if the fetcher ignores it. */
+function untilAborted(response: Promise<Response>, signal: AbortSignal): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    response.then(
+      (res) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) discardBody(res);
+        resolve(res);
+      },
+      (err) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** A short, human reason for a failed request ("timed out", "connection refused", ...). */
+export function describeFailure(err: unknown): string {
+  if (err instanceof CrawlStopped) return err.reason;
+  if (err instanceof RequestTimedOut) return "timed out";
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === "ECONNREFUSED" || code === "ConnectionRefused") return "connection refused";
+  if (code === "ECONNRESET" || code === "ConnectionClosed") return "connection reset";
+  if (code === "ENOTFOUND" || code === "DNSException") return "host not found";
+  if (err instanceof Error && err.message !== "") return err.message;
+  return String(err);
+}

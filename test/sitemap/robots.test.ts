@@ -1,0 +1,150 @@
+import { describe, expect, test } from "bun:test";
+import { CrawlFailedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
+import { createRequester, type HopFetcher } from "../../src/sitemap/request.ts";
+import { fetchRobots, parseRobots, ROBOTS_MAX_BYTES } from "../../src/sitemap/robots.ts";
+
+const ORIGIN = "http://site.test";
+const rules = (text: string) => parseRobots(ORIGIN, text, "genapi");
+const allowed = (text: string, path: string) => rules(text).allows(ORIGIN + path);
+
+describe("parseRobots (RFC 9309 matching)", () => {
+  test("the longest matching rule wins, whichever comes first", () => {
+    const text = "User-agent: *\nAllow: /docs/public\nDisallow: /docs/\nDisallow: /a\nAllow: /a/b/c\n";
+    expect(allowed(text, "/docs/secret")).toBe(false);
+    expect(allowed(text, "/docs/public/page")).toBe(true);
+    expect(allowed(text, "/a/b")).toBe(false);
+    expect(allowed(text, "/a/b/c/d")).toBe(true);
+    expect(allowed(text, "/other")).toBe(true);
+  });
+
+  test("Allow wins a tie of equal length", () => {
+    expect(allowed("User-agent: *\nDisallow: /page\nAllow: /page\n", "/page")).toBe(true);
+    expect(allowed("User-agent: *\nAllow: /page\nDisallow: /page\n", "/page")).toBe(true);
+  });
+
+  test("* matches any sequence and $ anchors the end", () => {
+    const text = "User-agent: *\nDisallow: /*.pdf$\nDisallow: /*/print\nDisallow: /*?session=\n";
+    expect(allowed(text, "/files/a.pdf")).toBe(false);
+    expect(allowed(text, "/files/a.pdf?download=1")).toBe(true);
+    expect(allowed(text, "/files/a.pdfx")).toBe(true);
+    expect(allowed(text, "/news/2026/print")).toBe(false);
+    expect(allowed(text, "/print")).toBe(true);
+    expect(allowed(text, "/p?session=1")).toBe(false);
+  });
+
+  test("the genapi group is preferred over *, whatever the case and version in the line", () => {
+    const text = "User-agent: *\nDisallow: /\n\nUser-agent: GenAPI/2.0\nDisallow: /private\n";
+    expect(allowed(text, "/public")).toBe(true);
+    expect(allowed(text, "/private/x")).toBe(false);
+    expect(parseRobots(ORIGIN, text, "otherbot").allows(`${ORIGIN}/public`)).toBe(false);
+  });
+
+  test("groups naming genapi are combined, and * applies only when none does", () => {
+    const text = "User-agent: genapi\nDisallow: /a\n\nUser-agent: *\nDisallow: /b\n\nUser-agent: other\nUser-agent: genapi\nDisallow: /c\n";
+    expect(allowed(text, "/a")).toBe(false);
+    expect(allowed(text, "/c")).toBe(false);
+    expect(allowed(text, "/b")).toBe(true);
+    expect(allowed("User-agent: other\nDisallow: /\n\nUser-agent: *\nDisallow: /b\n", "/b")).toBe(false);
+  });
+
+  test("an empty Disallow and a file without rules allow everything", () => {
+    expect(allowed("User-agent: *\nDisallow:\n", "/x")).toBe(true);
+    expect(allowed("", "/x")).toBe(true);
+    expect(allowed("# only a comment\n", "/x")).toBe(true);
+  });
+
+  test("comments are ignored and percent-encoding does not change a match", () => {
+    const text = "User-agent: genapi # us\nDisallow: /%62ar # b-a-r\nDisallow: /café\nDisallow: /a|b\nDisallow: /q?x=%41\n";
+    expect(allowed(text, "/bar")).toBe(false);
+    expect(allowed(text, "/caf%C3%A9/menu")).toBe(false);
+    expect(allowed(text, "/a%7Cb")).toBe(false);
+    expect(allowed(text, "/q?x=%41")).toBe(false);
+    expect(allowed(text, "/b")).toBe(true);
+  });
+
+  test("rules only ever allow URLs of their own origin", () => {
+    expect(rules("").allows("http://other.test/x")).toBe(false);
+  });
+});
+
+type Reply = Response | Error;
+
+/** fetchRobots over a scripted fetcher: one reply per request, in order. */
+function scripted(replies: Reply[]) {
+  const seen: { url: string; userAgent: string | undefined }[] = [];
+  const fetch: HopFetcher = async (url, init) => {
+    seen.push({ url: url.href, userAgent: init.headers["User-Agent"] });
+    const reply = replies.shift() ?? new Response("unexpected", { status: 500 });
+    if (reply instanceof Error) throw reply;
+    return reply;
+  };
+  const request = createRequester(fetch, { "User-Agent": "genapi/1.0" }, 1_000, new AbortController().signal);
+  return { seen, load: () => fetchRobots(ORIGIN, request, "genapi") };
+}
+
+const redirect = (to: string) => new Response(null, { status: 301, headers: { location: to } });
+
+describe("fetchRobots (RFC 9309 fetching)", () => {
+  test("2xx: the file's rules, fetched from /robots.txt with our User-Agent", async () => {
+    const { seen, load } = scripted([new Response("User-agent: *\nDisallow: /x\n")]);
+    const robots = await load();
+    expect(robots.allows(`${ORIGIN}/x`)).toBe(false);
+    expect(robots.allows(`${ORIGIN}/y`)).toBe(true);
+    expect(seen).toEqual([{ url: `${ORIGIN}/robots.txt`, userAgent: "genapi/1.0" }]);
+  });
+
+  test("4xx: no rules", async () => {
+    for (const status of [401, 403, 404, 410]) {
+      const robots = await scripted([new Response("User-agent: *\nDisallow: /\n", { status })]).load();
+      expect(robots.allows(`${ORIGIN}/x`)).toBe(true);
+    }
+  });
+
+  test("5xx: unreachable, the whole site disallowed", async () => {
+    const attempt = scripted([new Response("down", { status: 503 })]).load();
+    await expect(attempt).rejects.toThrow(CrawlFailedError);
+    await expect(attempt).rejects.toThrow("robots.txt unreachable (HTTP 503)");
+  });
+
+  test("a network failure of a redirect hop: unreachable with its reason", async () => {
+    const refused = Object.assign(new TypeError("Unable to connect"), { code: "ECONNREFUSED" });
+    const attempt = scripted([redirect("http://mirror.test/robots.txt"), refused]).load();
+    await expect(attempt).rejects.toThrow(new CrawlFailedError("robots.txt unreachable (connection refused)"));
+  });
+
+  test("a network failure of /robots.txt itself: the site is unreachable, said plainly", async () => {
+    const refused = Object.assign(new TypeError("Unable to connect"), { code: "ECONNREFUSED" });
+    await expect(scripted([refused]).load()).rejects.toThrow(new CrawlFailedError("connection refused"));
+  });
+
+  test("follows five redirects, across origins; a sixth means no rules", async () => {
+    const hops = [1, 2, 3, 4, 5].map((n) => redirect(`http://mirror${n}.test/robots.txt`));
+    const five = scripted([...hops, new Response("User-agent: *\nDisallow: /x\n")]);
+    expect((await five.load()).allows(`${ORIGIN}/x`)).toBe(false);
+    expect(five.seen.map((s) => s.url)).toEqual([
+      `${ORIGIN}/robots.txt`,
+      ...[1, 2, 3, 4, 5].map((n) => `http://mirror${n}.test/robots.txt`),
+    ]);
+
+    const six = scripted([...[1, 2, 3, 4, 5, 6].map((n) => redirect(`/r${n}`)), new Response("User-agent: *\nDisallow: /\n")]);
+    expect((await six.load()).allows(`${ORIGIN}/x`)).toBe(true);
+    expect(six.seen).toHaveLength(6);
+  });
+
+  test("a refused redirect hop counts as unreachable", async () => {
+    const attempt = scripted([redirect("http://internal.test/robots.txt"), new TargetRefusedError("address not allowed")]).load();
+    await expect(attempt).rejects.toThrow("robots.txt unreachable (address not allowed)");
+  });
+
+  test("a refused first hop is the site itself being refused", async () => {
+    await expect(scripted([new TargetRefusedError("loopback")]).load()).rejects.toBeInstanceOf(TargetRefusedError);
+  });
+
+  test("reads at most 500 KiB and ignores rules past it", async () => {
+    const padding = `# ${"x".repeat(ROBOTS_MAX_BYTES)}\n`;
+    const text = `User-agent: *\nDisallow: /early\n${padding}Disallow: /late\n`;
+    const robots = await scripted([new Response(text)]).load();
+    expect(robots.allows(`${ORIGIN}/early`)).toBe(false);
+    expect(robots.allows(`${ORIGIN}/late`)).toBe(true);
+  });
+});

@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { encodePathOnce, normaliseUrl, originOf } from "../../src/sitemap/url.ts";
+
+describe("normaliseUrl", () => {
+  test("lower-cases scheme and host, drops the default port and the fragment", () => {
+    expect(normaliseUrl("HTTP://Example.COM:80/Path#Top")).toBe("http://example.com/Path");
+    expect(normaliseUrl("https://example.com:443/")).toBe("https://example.com/");
+    expect(normaliseUrl("https://example.com:8443/a")).toBe("https://example.com:8443/a");
+    expect(normaliseUrl("http://[::1]:8080/a#x")).toBe("http://[::1]:8080/a");
+  });
+
+  test("an empty path becomes /", () => {
+    expect(normaliseUrl("http://example.com")).toBe("http://example.com/");
+    expect(normaliseUrl("http://example.com?q=1")).toBe("http://example.com/?q=1");
+  });
+
+  test("resolves dot segments, also percent-encoded ones", () => {
+    expect(normaliseUrl("http://a.test/x/./y/../z")).toBe("http://a.test/x/z");
+    expect(normaliseUrl("http://a.test/x/%2e%2E/z")).toBe("http://a.test/z");
+    expect(normaliseUrl("http://a.test/../../z")).toBe("http://a.test/z");
+  });
+
+  test("percent-encodes the path once: non-ASCII as UTF-8, existing escapes kept", () => {
+    expect(normaliseUrl("http://a.test/café")).toBe("http://a.test/caf%C3%A9");
+    expect(normaliseUrl("http://a.test/caf%C3%A9")).toBe("http://a.test/caf%C3%A9");
+    expect(normaliseUrl("http://a.test/caf%c3%a9")).toBe("http://a.test/caf%C3%A9");
+    expect(normaliseUrl("http://a.test/100%25")).toBe("http://a.test/100%25");
+    expect(normaliseUrl("http://a.test/a%2Fb")).toBe("http://a.test/a%2Fb");
+    expect(normaliseUrl("http://a.test/a b|c[d]")).toBe("http://a.test/a%20b%7Cc%5Bd%5D");
+  });
+
+  test("a stray % is encoded rather than read as an escape", () => {
+    expect(normaliseUrl("http://a.test/100%")).toBe("http://a.test/100%25");
+    expect(normaliseUrl("http://a.test/%zz")).toBe("http://a.test/%25zz");
+  });
+
+  test("decodes percent-encoded unreserved characters", () => {
+    expect(normaliseUrl("http://a.test/%41%62%2D%2E%5F%7e")).toBe("http://a.test/Ab-._~");
+  });
+
+  test("keeps the query as written, including a bare ?", () => {
+    expect(normaliseUrl("http://a.test/p?b=2&a=%41&c")).toBe("http://a.test/p?b=2&a=%41&c");
+    expect(normaliseUrl("http://a.test/p?")).toBe("http://a.test/p?");
+    expect(normaliseUrl("http://a.test/p?#frag")).toBe("http://a.test/p?");
+    expect(normaliseUrl("http://a.test/p")).toBe("http://a.test/p");
+  });
+
+  test("duplicate spellings of one page collapse to one", () => {
+    const spellings = [
+      "http://a.test/~user/café",
+      "HTTP://A.TEST:80/%7Euser/caf%C3%A9",
+      "http://a.test/%7euser/caf%c3%a9#bio",
+      "http://a.test/x/../~user/./caf\u00e9",
+      "http://a.test/%7E%75ser/café",
+    ];
+    expect(new Set(spellings.map((s) => normaliseUrl(s))).size).toBe(1);
+    expect(normaliseUrl("http://a.test/a|b")).toBe(normaliseUrl("http://a.test/a%7cb"));
+  });
+
+  test("is idempotent", () => {
+    const inputs = [
+      "http://a.test/café?q=é x",
+      "http://a.test/100%/%zz/%7e/%2F/a b",
+      "https://A.test:443/x/%2e/y?",
+      "http://a.test/[x]|^`{}",
+      "http://xn--caf-dma.test/",
+      "http://café.test/",
+    ];
+    for (const input of inputs) {
+      const once = normaliseUrl(input)!;
+      expect(once).not.toBeNull();
+      expect(normaliseUrl(once)).toBe(once);
+    }
+  });
+
+  test("resolves relative and protocol-relative references against a base", () => {
+    expect(normaliseUrl("../c?x#y", "https://a.test/p/q/r")).toBe("https://a.test/p/c?x");
+    expect(normaliseUrl("//b.test/d", "https://a.test/p")).toBe("https://b.test/d");
+    expect(normaliseUrl("  /spaced  ", "http://a.test/")).toBe("http://a.test/spaced");
+  });
+
+  test("refuses what is not a fetchable http(s) URL", () => {
+    for (const input of ["mailto:a@b.test", "javascript:alert(1)", "tel:+1", "data:text/html,x", "ftp://a.test/", "http://", "not a url"]) {
+      expect(normaliseUrl(input)).toBeNull();
+    }
+    expect(normaliseUrl("http://user:pw@a.test/")).toBeNull();
+  });
+});
+
+test("encodePathOnce leaves path syntax alone and keeps an empty path empty", () => {
+  expect(encodePathOnce("")).toBe("");
+  expect(encodePathOnce("/a:b@c!$&'()*+,;=/*$")).toBe("/a:b@c!$&'()*+,;=/*$");
+});
+
+test("originOf is scheme://host[:port]", () => {
+  expect(originOf("http://a.test:8080/x?y")).toBe("http://a.test:8080");
+  expect(originOf("https://a.test/")).toBe("https://a.test");
+});
