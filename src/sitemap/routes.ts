@@ -2,7 +2,7 @@
 // crawl), each answering with its exact status and message.
 import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
-import { BadBodyError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
+import { PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
 import { authenticate } from "../keys/key-store.ts";
 import { admit, peek, quotaForKey, rateLimitHeaders, rateLimitMessage, release } from "../quota/quota.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
@@ -39,16 +39,19 @@ async function readTargetUrl(
   request: Request,
   headers: Record<string, string>,
 ): Promise<{ url: URL; sent: string } | Response> {
-  let body: unknown;
+  let bytes: Uint8Array;
   try {
-    const bytes = await readBodyBytes(request, BODY_LIMIT);
-    body = JSON.parse(new TextDecoder().decode(bytes));
+    bytes = await readBodyBytes(request, BODY_LIMIT);
   } catch (error) {
     if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", headers);
-    if (error instanceof SyntaxError || error instanceof BadBodyError) {
-      return fail(400, 'Request body must be JSON: {"url": "https://..."}.', headers);
-    }
     throw error;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    // SyntaxError, or RangeError for absurd nesting: either way not a body we can use.
+    return fail(400, 'Request body must be JSON: {"url": "https://..."}.', headers);
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return fail(400, 'Request body must be a JSON object: {"url": "https://..."}.', headers);

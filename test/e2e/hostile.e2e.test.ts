@@ -1,0 +1,111 @@
+// A hostile website against dist/genapi: a gigantic page, a gzip bomb, an endless redirect chain,
+// a slow drip, 10,000 links on one page and binary junk served as HTML. The crawl stays within its
+// limits, the server stays up, and its memory comes back down.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { serveSite, type Site } from "../support/site.ts";
+
+const html = (body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { headers: { "content-type": "text/html", ...headers } });
+
+/** Resident memory of a process, in MiB. */
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+
+let site: Site;
+let server: RunningBinary;
+let key: string;
+beforeAll(async () => {
+  const manyLinks = Array.from({ length: 10_000 }, (_, i) => `<a href="/many/${i}">${i}</a>`).join("");
+  // 64 MiB of spaces compress to about 64 KiB.
+  const bomb = Bun.gzipSync(new Uint8Array(64 * 1024 * 1024).fill(32));
+  site = await serveSite({
+    "/": html(["/huge", "/bomb", "/loop?n=0", "/drip", "/many", "/binary", "/fine"].map((l) => `<a href="${l}">x</a>`).join("")),
+    "/fine": html("<p>fine</p>"),
+    // Every hop names a new URL, forever.
+    "/loop": (req) => {
+      const n = Number(new URL(req.url).searchParams.get("n") ?? 0);
+      return new Response(null, { status: 302, headers: { location: `/loop?n=${n + 1}` } });
+    },
+    // 40 MiB, streamed: the crawler stops reading at its 5 MiB cap.
+    "/huge": () =>
+      new Response(
+        new ReadableStream({
+          pull(controller) {
+            controller.enqueue(new TextEncoder().encode("<p>" + "x".repeat(1024 * 1024)));
+          },
+        }),
+        { headers: { "content-type": "text/html" } },
+      ),
+    "/bomb": new Response(bomb, { headers: { "content-type": "text/html", "content-encoding": "gzip" } }),
+    "/drip": () =>
+      new Response(
+        new ReadableStream({
+          async pull(controller) {
+            await Bun.sleep(200);
+            controller.enqueue(new TextEncoder().encode("<"));
+          },
+        }),
+        { headers: { "content-type": "text/html" } },
+      ),
+    "/many": html(manyLinks),
+    "/binary": new Response(Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256), { headers: { "content-type": "text/html; charset=x-no-such" } }),
+  });
+  const dbPath = join(tempDir(), "genapi.db");
+  key = (await runBinary(["keys", "create", "--name", "hostile", "--db", dbPath, "--daily-limit", "100"])).stdout.trim();
+  server = await startBinary({ dbPath, args: ["--allow-private-targets", "--crawl-timeout", "4", "--max-pages", "300"] });
+});
+afterAll(async () => {
+  await server.stop();
+  await site.stop();
+});
+
+describe("dist/genapi against a hostile site", () => {
+  test("the crawl survives within its limits and memory returns", async () => {
+    const before = rssMiB(server.proc.pid);
+    const res = await fetch(`${server.url}/api/generate`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ url: `${site.url}/` }),
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as any;
+    expect(data.truncated).toBe(true);
+    expect(data.pages_crawled).toBeLessThanOrEqual(300);
+    expect(data.duration_ms).toBeLessThan(4000 + 1500);
+    const locs = [...data.sitemap.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m: RegExpMatchArray) => new URL(m[1]!).pathname);
+    expect(locs).toContain("/");
+    expect(locs).toContain("/fine");
+    expect(locs).toContain("/many");
+    expect(locs).not.toContain("/huge");
+    expect(locs).not.toContain("/bomb");
+    expect(locs).not.toContain("/drip");
+    expect(locs.some((l) => l.startsWith("/loop"))).toBe(false);
+    expect(site.requests.filter((r) => r.includes("/loop")).length).toBeLessThanOrEqual(11);
+    await Bun.sleep(500);
+    const after = rssMiB(server.proc.pid);
+    console.log(`genapi RSS before ${before.toFixed(1)} MiB, after the hostile crawl ${after.toFixed(1)} MiB`);
+    expect(after - before).toBeLessThan(100);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  test("an endless redirect chain at the start URL answers 502", async () => {
+    const loop = await serveSite({
+      "/loop": (req) => {
+        const n = Number(new URL(req.url).searchParams.get("n") ?? 0);
+        return new Response(null, { status: 302, headers: { location: `/loop?n=${n + 1}` } });
+      },
+    });
+    const res = await fetch(`${server.url}/api/generate`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ url: `${loop.url}/loop` }),
+    });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as any).message).toBe(`Could not crawl ${loop.url}/loop: too many redirects`);
+    // robots.txt, the start URL and at most 10 redirect hops.
+    expect(loop.requests.length).toBeLessThanOrEqual(12);
+    await loop.stop();
+  });
+});
