@@ -109,3 +109,56 @@ describe("dist/genapi against a hostile site", () => {
     await loop.stop();
   });
 });
+
+describe("dist/genapi: crawls cannot hold the service hostage", () => {
+  test("a client that disconnects frees its crawl slot at once", async () => {
+    const quick = await serveSite({ "/": html("quick") });
+    const dbPath = join(tempDir(), "genapi.db");
+    const ownKey = (await runBinary(["keys", "create", "--name", "d", "--db", dbPath, "--daily-limit", "100"])).stdout.trim();
+    const single = await startBinary({ dbPath, args: ["--allow-private-targets", "--max-crawls", "1", "--crawl-queue", "0"] });
+    // The crawl of this site waits 2 s for /p0.
+    const slowSite = await serveSite({
+      "/": html(`<a href="/p0">p0</a>`),
+      "/p0": async () => (await Bun.sleep(2000), html("slow")),
+    });
+    const send = (url: string, signal?: AbortSignal) =>
+      fetch(`${single.url}/api/generate`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": ownKey },
+        body: JSON.stringify({ url }),
+        signal,
+      });
+    const abort = new AbortController();
+    const first = send(`${slowSite.url}/`, abort.signal).catch((error: Error) => error);
+    await Bun.sleep(300);
+    // The only slot is taken and nothing may queue.
+    expect((await send(`${quick.url}/`)).status).toBe(503);
+    abort.abort();
+    expect(await first).toBeInstanceOf(Error);
+    await Bun.sleep(200);
+    const next = await send(`${quick.url}/`);
+    expect(next.status).toBe(200);
+    await single.stop();
+    await Promise.all([quick.stop(), slowSite.stop()]);
+  });
+
+  test("while a hostile crawl runs, another crawl is answered first", async () => {
+    const fine = await serveSite({ "/": html("<a href='/a'>a</a>"), "/a": html("a") });
+    const order: string[] = [];
+    const crawl = (name: string, url: string) =>
+      fetch(`${server.url}/api/generate`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ url }),
+      }).then(async (res) => (order.push(name), { status: res.status, body: (await res.json()) as any }));
+    const hostile = crawl("hostile", `${site.url}/`);
+    await Bun.sleep(300);
+    const other = await crawl("fine", `${fine.url}/`);
+    expect(other.status).toBe(200);
+    expect(other.body.data.url_count).toBe(2);
+    expect((await hostile).status).toBe(200);
+    // The hostile crawl runs to its time budget; the other one did not wait for it.
+    expect(order).toEqual(["fine", "hostile"]);
+    await fine.stop();
+  });
+});
