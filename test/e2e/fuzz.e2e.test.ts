@@ -48,7 +48,7 @@ const badUrls = () =>
     () => [`http://example.com/`] as unknown as string,
   ])();
 
-const badBodies = (): BodyInit =>
+const badBodies = (): string | Uint8Array =>
   pick([
     () => bytes(int(200)),
     () => junk(int(100)),
