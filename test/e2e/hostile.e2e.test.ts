@@ -3,6 +3,7 @@
 // limits, the server stays up, and its memory comes back down.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
@@ -107,6 +108,39 @@ describe("dist/genapi against a hostile site", () => {
     // robots.txt, the start URL and at most 10 redirect hops.
     expect(loop.requests.length).toBeLessThanOrEqual(12);
     await loop.stop();
+  });
+});
+
+describe("dist/genapi against oversized response headers", () => {
+  test("a start page whose headers never end answers 502; Bun's fetch caps header size", async () => {
+    // A raw TCP server: 4 MB of headers, more than any HTTP library should buffer.
+    const raw = createServer((socket) => {
+      socket.on("error", () => {});
+      socket.once("data", () => {
+        socket.write("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n");
+        const line = `X-Junk: ${"a".repeat(8000)}\r\n`;
+        let sent = 0;
+        const pump = () => {
+          while (sent < 4_000_000 && !socket.destroyed) {
+            sent += line.length;
+            if (!socket.write(line)) return void socket.once("drain", pump);
+          }
+          socket.end("\r\n<p>late</p>");
+        };
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+    const res = await fetch(`${server.url}/api/generate`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ url }),
+    });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as any).message).toStartWith(`Could not crawl ${url}: `);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    raw.close();
   });
 });
 
