@@ -89,6 +89,10 @@ describe("OpenAPI document and Swagger UI", () => {
     expect(Object.keys(spec.paths["/api.php"]).sort()).toEqual(["get", "post"]);
     const names = spec.paths["/api.php"].get.parameters.map((p: { name: string }) => p.name).sort();
     expect(names).toEqual(["exclude", "exclude_similar", "length", "lowercase", "numbers", "symbols", "uppercase"]);
+    const length = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "length");
+    expect(length).toMatchObject({ in: "query", description: "Password length.", schema: { type: "integer", minimum: 8, maximum: 128, default: 16 } });
+    const symbols = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "symbols");
+    expect(symbols.schema.enum).toEqual(["true", "false", "1", "0"]);
     expect(Object.keys(spec.paths["/api.php"].post.requestBody.content).sort()).toEqual([
       "application/json",
       "application/x-www-form-urlencoded",

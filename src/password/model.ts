@@ -1,26 +1,42 @@
-// Schemas that document the password endpoint in the OpenAPI spec. Only PasswordQuery is also
-// checked by Elysia, so its fields are permissive strings: the handler, not Elysia, validates
-// and answers with the contract's error texts.
+// Schemas that document the password endpoint in the OpenAPI spec. Elysia validates none of
+// them: the handler parses every field itself and answers with the contract's error texts.
 
 import { t, type DocumentDecoration } from "elysia";
 import { asSchema, jsonInteger, type Responses } from "../http/openapi.ts";
 
-const booleanText = (description: string, example: string) =>
-  t.Optional(t.String({ description: `${description} One of true, false, 1, 0 (case-insensitive).`, examples: [example] }));
+const booleanText = (description: string, byDefault: "true" | "false") =>
+  t.Optional(
+    t.String({
+      description: `${description} One of true, false, 1, 0 (any case). Default ${byDefault}.`,
+      enum: ["true", "false", "1", "0"],
+      default: byDefault,
+    }),
+  );
 
 const textFields = {
-  length: t.Optional(t.String({ description: "Password length, an integer from 8 to 128. Default 16.", examples: ["16"] })),
-  uppercase: booleanText("Use A-Z. Default true.", "true"),
-  lowercase: booleanText("Use a-z. Default true.", "true"),
-  numbers: booleanText("Use 0-9. Default true.", "true"),
-  symbols: booleanText("Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~. Default true.", "false"),
-  exclude_similar: booleanText("Remove the look-alikes 0 O 1 l I |. Default false.", "true"),
-  exclude: t.Optional(t.String({ description: "Characters to remove, at most 128.", examples: ["{}[]"] })),
+  length: t.Optional(jsonInteger({ description: "Password length.", minimum: 8, maximum: 128, default: 16 })),
+  uppercase: booleanText("Use A-Z.", "true"),
+  lowercase: booleanText("Use a-z.", "true"),
+  numbers: booleanText("Use 0-9.", "true"),
+  symbols: booleanText("Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~.", "true"),
+  exclude_similar: booleanText("Remove the look-alikes 0 O 1 l I |.", "false"),
+  exclude: t.Optional(t.String({ description: "Characters to remove.", maxLength: 128, examples: ["{}[]"] })),
 };
 
-/** Query string of GET and POST; also the urlencoded and multipart bodies of POST. */
+/** Options in the query string (GET and POST), and in urlencoded and multipart POST bodies. */
 export const PasswordQuery = t.Object(textFields, { description: "Password options. Unknown parameters are ignored." });
 export const PasswordFormBody = t.Object(textFields, { description: "Password options; body fields win over the query string." });
+
+type Parameters = NonNullable<DocumentDecoration["parameters"]>;
+
+/** The query parameters, each with its description where Swagger UI shows it. */
+export const passwordQueryParameters: Parameters = Object.entries(PasswordQuery.properties).map(([name, schema]) => ({
+  name,
+  in: "query",
+  required: false,
+  description: schema.description,
+  schema: asSchema(schema),
+}));
 
 const integer = jsonInteger;
 

@@ -3,7 +3,7 @@
 
 import { Elysia } from "elysia";
 import { BadBodyError, PayloadTooLargeError, readParsedBody } from "../http/body.ts";
-import { PasswordQuery, passwordPostResponses, passwordRequestBody, passwordResponses } from "./model.ts";
+import { passwordPostResponses, passwordQueryParameters, passwordRequestBody, passwordResponses } from "./model.ts";
 import { createRandom } from "./random.ts";
 import { generateFromFields, type PasswordFailure } from "./service.ts";
 
@@ -58,11 +58,11 @@ export const passwordRoutes = new Elysia({ name: "password" })
       return result.status === 200 ? result.body : status(result.status, result.body);
     },
     {
-      query: PasswordQuery,
       detail: {
         summary: "Generate a password",
         description: `${description} Options come from the query string.`,
         tags: ["password"],
+        parameters: passwordQueryParameters,
         responses: passwordResponses,
       },
     },
@@ -80,11 +80,11 @@ export const passwordRoutes = new Elysia({ name: "password" })
       // Elysia 1.4.30 fails on "none" (TypeError, answered 400) when a global onParse hook
       // exists, so the app must not add one.
       parse: "none",
-      query: PasswordQuery,
       detail: {
         summary: "Generate a password (form or JSON body)",
         description: `${description} Options come from the body (urlencoded, multipart or JSON) and the query string; body fields win.`,
         tags: ["password"],
+        parameters: passwordQueryParameters,
         requestBody: passwordRequestBody,
         responses: passwordPostResponses,
       },

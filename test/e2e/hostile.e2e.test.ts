@@ -163,16 +163,19 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
         signal,
       });
     const abort = new AbortController();
-    const first = send(`${slowSite.url}/`, abort.signal).catch((error: Error) => error);
-    await Bun.sleep(300);
-    // The only slot is taken and nothing may queue.
-    expect((await send(`${quick.url}/`)).status).toBe(503);
-    abort.abort();
-    expect(await first).toBeInstanceOf(Error);
-    await Bun.sleep(200);
-    const next = await send(`${quick.url}/`);
-    expect(next.status).toBe(200);
-    await single.stop();
+    try {
+      const first = send(`${slowSite.url}/`, abort.signal).catch((error: Error) => error);
+      // Wait until the crawl is inside /p0: the only slot is taken and nothing may queue.
+      while (!slowSite.requests.some((r) => r.endsWith("/p0"))) await Bun.sleep(20);
+      expect((await send(`${quick.url}/`)).status).toBe(503);
+      abort.abort();
+      expect(await first).toBeInstanceOf(Error);
+      await Bun.sleep(200);
+      const next = await send(`${quick.url}/`);
+      expect(next.status).toBe(200);
+    } finally {
+      await single.stop();
+    }
     await Promise.all([quick.stop(), slowSite.stop()]);
   });
 
@@ -185,8 +188,10 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
         headers: { "content-type": "application/json", "x-api-key": key },
         body: JSON.stringify({ url }),
       }).then(async (res) => (order.push(name), { status: res.status, body: (await res.json()) as any }));
+    const seenBefore = site.requests.length;
     const hostile = crawl("hostile", `${site.url}/`);
-    await Bun.sleep(300);
+    // Wait until the hostile crawl is under way.
+    while (site.requests.length < seenBefore + 3) await Bun.sleep(20);
     const other = await crawl("fine", `${fine.url}/`);
     expect(other.status).toBe(200);
     expect(other.body.data.url_count).toBe(2);

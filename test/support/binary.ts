@@ -18,6 +18,12 @@ function newestSource(dir: string): number {
 
 let built: Promise<string> | undefined;
 
+// A test that fails half-way must not leave servers behind: kill whatever is still running.
+const spawned = new Set<Bun.Subprocess>();
+process.on("exit", () => {
+  for (const proc of spawned) proc.kill("SIGKILL");
+});
+
 /** The path of an up-to-date executable, building it once per test run if needed. */
 export function ensureBinary(): Promise<string> {
   return (built ??= (async () => {
@@ -70,6 +76,8 @@ export async function startBinary(options: StartOptions = {}): Promise<RunningBi
       stderr: "pipe",
     },
   );
+  spawned.add(proc);
+  proc.exited.then(() => spawned.delete(proc));
   const stdout: string[] = [];
   let stderr = "";
   let listening: (url: string) => void = () => {};

@@ -1,0 +1,241 @@
+// The deployment for real: a systemd booted in a container (systemd-nspawn over a throwaway overlay
+// of this machine's root, with its own network namespace) runs scripts/install.sh, the unit with all
+// its hardening, the README's key command, an upgrade, a stop and an uninstall. Needs root, overlayfs
+// and systemd-nspawn (Debian's systemd-container); skipped with the reason otherwise.
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { ensureBinary, tempDir } from "../support/binary.ts";
+import { ensureDebianCommand } from "../support/debian-package.ts";
+
+const root = join(import.meta.dir, "../..");
+const INSTALL = join(root, "scripts/install.sh");
+
+/** The README's command to create a key as the service's dynamic user, in its state directory. */
+const KEY_COMMAND = [
+  "systemd-run", "--quiet", "--pipe", "--wait", "--collect",
+  "-p", "DynamicUser=yes", "-p", "User=genapi", "-p", "StateDirectory=genapi",
+  "-p", "StateDirectoryMode=0700", "-p", "UMask=0077",
+  "/usr/local/bin/genapi", "keys",
+];
+
+interface Machine {
+  /** Runs a command inside the container (all its namespaces and its root). */
+  run: (argv: string[]) => { code: number | null; stdout: string; stderr: string };
+  /** Fetches a URL from inside the container's network namespace; resolves with status and body. */
+  fetch: (url: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<{ status: number; body: string }>;
+  log: () => string;
+  shutdown: () => Promise<void>;
+}
+
+// The container sees this machine's files through an overlay whose writes land in a tmpfs, so
+// nothing it installs, enables or logs reaches the real /etc, /usr/local or /var.
+const BOOT_SCRIPT = `set -e
+W="$1"
+mkdir -p "$W"
+mount --make-rprivate /
+mount -t tmpfs tmpfs "$W"
+mkdir "$W/upper" "$W/work" "$W/root"
+mount -t overlay overlay -o lowerdir=/,upperdir="$W/upper",workdir="$W/work" "$W/root"
+mkdir -p "$W/root/etc/systemd/system"
+printf '[Unit]\\nDescription=genapi test boot\\nWants=dbus.socket\\n' > "$W/root/etc/systemd/system/genapi-test.target"
+exec systemd-nspawn --quiet --register=no --keep-unit --private-network --console=passive \\
+  -D "$W/root" --boot -- --unit=genapi-test.target`;
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+const comm = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "";
+  }
+};
+
+async function boot(): Promise<Machine> {
+  const dir = tempDir("genapi-nspawn-");
+  const logPath = join(dir, "console.log");
+  // timeout(1) is the last resort should this test process die: it takes the container with it.
+  const outer = Bun.spawn(
+    ["timeout", "-s", "KILL", "600", "unshare", "--mount", "--fork", "--kill-child", "bash", "-c", BOOT_SCRIPT, "boot", join(dir, "w")],
+    { stdin: "ignore", stdout: Bun.file(logPath), stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
+  );
+  const log = () => {
+    try {
+      return readFileSync(logPath, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  // timeout -> unshare -> (bash exec'd as) systemd-nspawn -> the container's systemd
+  let nspawn = 0;
+  let init = 0;
+  for (let i = 0; i < 200 && !init; i++) {
+    if (outer.exitCode !== null) break;
+    const unshare = childPids(outer.pid)[0];
+    nspawn = unshare ? (childPids(unshare).find((pid) => comm(pid) === "systemd-nspawn") ?? 0) : 0;
+    init = nspawn ? (childPids(nspawn).find((pid) => comm(pid) === "systemd") ?? 0) : 0;
+    if (!init) await Bun.sleep(50);
+  }
+  const shutdown = async () => {
+    if (nspawn) process.kill(nspawn, "SIGTERM"); // nspawn asks the container to power off
+    const exited = await Promise.race([outer.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
+    if (!exited) outer.kill("SIGKILL");
+    await outer.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  if (!init) {
+    const stderr = await Promise.race([new Response(outer.stderr).text(), Bun.sleep(1000).then(() => "")]);
+    await shutdown();
+    throw new Error(`the container did not boot: ${stderr}${log()}`.trim());
+  }
+  const enter = ["nsenter", "-t", String(init)];
+  const run = (argv: string[]) => {
+    const proc = Bun.spawnSync([...enter, "-a", "-r", "-w", ...argv], { stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+    return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+  };
+  // systemctl fails until the container's systemd has opened its socket, then waits for the boot.
+  let booted = run(["systemctl", "is-system-running", "--wait"]);
+  for (let i = 0; i < 200 && booted.stderr.includes("Failed to connect to bus"); i++) {
+    await Bun.sleep(100);
+    booted = run(["systemctl", "is-system-running", "--wait"]);
+  }
+  if (!["running", "degraded"].includes(booted.stdout.trim())) {
+    await shutdown();
+    throw new Error(`the container's systemd did not finish booting: ${booted.stdout}${booted.stderr}${log()}`);
+  }
+  const fetchInside = async (url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => {
+    // Only the network namespace is entered: this Bun and its files stay the host's.
+    const script = `const r = await fetch(${JSON.stringify(url)}, ${JSON.stringify(init)}); console.log(JSON.stringify({ status: r.status, body: await r.text() }));`;
+    const proc = Bun.spawn([...enter, "-n", process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    if (code !== 0) throw new Error(`fetch ${url} inside the container failed: ${err}`);
+    return JSON.parse(out) as { status: number; body: string };
+  };
+  return { run, fetch: fetchInside, log, shutdown };
+}
+
+async function setUp(): Promise<{ machine?: Machine; skip?: string }> {
+  if (process.getuid?.() !== 0) return { skip: "booting systemd in a container needs root" };
+  for (const command of ["unshare", "nsenter", "timeout"]) {
+    if (!Bun.which(command)) return { skip: `${command} is missing` };
+  }
+  const nspawn = await ensureDebianCommand("systemd-nspawn", "systemd-container");
+  if (nspawn.skip) return { skip: nspawn.skip };
+  const dbus = await ensureDebianCommand("dbus-daemon", "dbus");
+  if (dbus.skip) return { skip: dbus.skip };
+  await ensureBinary();
+  try {
+    return { machine: await boot() };
+  } catch (error) {
+    return { skip: (error as Error).message };
+  }
+}
+
+const { machine, skip } = await setUp();
+if (skip) console.warn(`skipping the systemd boot test: ${skip}`);
+
+afterAll(async () => {
+  await machine?.shutdown();
+});
+
+/** Waits until the service answers /healthz (Type=exec: "active" comes before listening). */
+async function waitHealthy(m: Machine): Promise<void> {
+  let last = "";
+  for (let i = 0; i < 50; i++) {
+    try {
+      const health = await m.fetch("http://127.0.0.1:8080/healthz");
+      if (health.status === 200) return;
+      last = `status ${health.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await Bun.sleep(100);
+  }
+  throw new Error(`genapi did not answer /healthz: ${last}\n${m.run(["journalctl", "-u", "genapi", "--no-pager"]).stdout}`);
+}
+
+describe.skipIf(!machine)("genapi.service under a real systemd", () => {
+  const m = machine!;
+  const binary = join(root, "dist/genapi");
+  const mainPid = () => m.run(["systemctl", "show", "genapi", "-p", "MainPID", "--value"]).stdout.trim();
+  let firstPid = "";
+
+  test("install.sh installs, enables and starts it as a dynamic user that owns the database", async () => {
+    const installed = m.run(["bash", INSTALL, binary]);
+    expect(installed.stdout + installed.stderr).toContain("enabled and started genapi.service");
+    expect(installed.code).toBe(0);
+    expect(m.run(["systemctl", "is-enabled", "genapi"]).stdout.trim()).toBe("enabled");
+    await waitHealthy(m);
+    firstPid = mainPid();
+    // The process runs with no capabilities under a UID allocated for it, not root.
+    const status = m.run(["cat", `/proc/${firstPid}/status`]).stdout;
+    expect(status).toMatch(/^CapEff:\s+0+$/m);
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    const uid = /^Uid:\s+(\d+)/m.exec(status)![1]!;
+    expect(Number(uid)).toBeGreaterThanOrEqual(61184); // systemd's DynamicUser range
+    const db = m.run(["stat", "-c", "%u %a", "/var/lib/private/genapi/genapi.db"]);
+    expect(db.stdout.trim()).toBe(`${uid} 600`);
+    expect(m.run(["readlink", "/var/lib/genapi"]).stdout.trim()).toBe("private/genapi");
+  });
+
+  test("the README's key command creates a key that the running service accepts at once", async () => {
+    const created = m.run([...KEY_COMMAND, "create", "--name", "readme"]);
+    expect(created.code).toBe(0);
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^genapi_[0-9A-Za-z]+$/);
+    expect(created.stdout).toBe(`${key}\n`);
+    // Authenticated, then refused at the address check: the key works without a restart.
+    const response = await m.fetch("http://127.0.0.1:8080/api/generate", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ url: "http://localhost/" }),
+    });
+    expect(response.status).toBe(400);
+    const listed = JSON.parse(m.run([...KEY_COMMAND, "list", "--json"]).stdout);
+    expect(listed).toHaveLength(1);
+    expect(listed[0].name).toBe("readme");
+    expect(listed[0].last_used_at).not.toBeNull();
+    // The files still belong to the service's user, none to root.
+    const owners = m.run(["stat", "-c", "%U", ...["", "-wal", "-shm"].map((s) => `/var/lib/private/genapi/genapi.db${s}`)]);
+    expect(owners.stdout.trim().split("\n")).toEqual(["genapi", "genapi", "genapi"]);
+  });
+
+  test("install.sh again restarts the service and keeps the edited settings", async () => {
+    m.run(["sh", "-c", "echo GENAPI_FREE_DAILY_LIMIT=7 > /etc/genapi/genapi.env"]);
+    const again = m.run(["bash", INSTALL, binary]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("restarted genapi.service");
+    expect(m.run(["cat", "/etc/genapi/genapi.env"]).stdout).toBe("GENAPI_FREE_DAILY_LIMIT=7\n");
+    await waitHealthy(m);
+    expect(mainPid()).not.toBe(firstPid);
+    const environ = m.run(["cat", `/proc/${mainPid()}/environ`]).stdout.split("\0");
+    expect(environ).toContain("GENAPI_FREE_DAILY_LIMIT=7");
+    expect(environ).toContain("STATE_DIRECTORY=/var/lib/genapi");
+  });
+
+  test("systemctl stop ends it with SIGTERM, exit 0 and a checkpointed database", () => {
+    expect(m.run(["systemctl", "stop", "genapi"]).code).toBe(0);
+    const shown = m.run(["systemctl", "show", "genapi", "-p", "Result", "-p", "ExecMainStatus", "-p", "ExecMainCode"]).stdout;
+    expect(shown).toContain("Result=success");
+    expect(shown).toContain("ExecMainStatus=0");
+    expect(shown).toContain("ExecMainCode=1"); // CLD_EXITED: it exited, it was not killed
+    expect(m.run(["ls", "/var/lib/private/genapi"]).stdout.trim()).toBe("genapi.db");
+  });
+
+  test("install.sh --uninstall removes the binary and the unit but keeps settings and data", () => {
+    const removed = m.run(["bash", INSTALL, "--uninstall"]);
+    expect(removed.code).toBe(0);
+    expect(m.run(["test", "-e", "/usr/local/bin/genapi"]).code).toBe(1);
+    expect(m.run(["test", "-e", "/etc/systemd/system/genapi.service"]).code).toBe(1);
+    expect(m.run(["systemctl", "is-enabled", "genapi"]).code).not.toBe(0);
+    expect(m.run(["test", "-f", "/var/lib/private/genapi/genapi.db"]).code).toBe(0);
+    expect(m.run(["cat", "/etc/genapi/genapi.env"]).stdout).toBe("GENAPI_FREE_DAILY_LIMIT=7\n");
+  });
+});
