@@ -7,6 +7,17 @@ import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult } fro
 import { TargetRefusedError } from "./errors.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
 
+/** How long the pre-admission address check waits for DNS; the crawl has its own deadline. */
+const DNS_TIMEOUT_MS = 5000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: Timer | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("DNS lookup timed out")), ms);
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
 export interface SitemapService {
   checkTarget: (url: URL) => Promise<void>;
   crawl: (url: string, signal: AbortSignal) => Promise<CrawlResult>;
@@ -27,15 +38,17 @@ export function createSitemapService(
   return {
     async checkTarget(url) {
       try {
-        await checkTarget(url, policy, resolve);
+        await checkTarget(url, policy, (host) => withTimeout(resolve(host), DNS_TIMEOUT_MS));
       } catch (error) {
-        // A refusal answers 400 now; a name that does not resolve is the crawl's 502 to report.
+        // A refusal answers 400 now; a name that does not resolve (or not in time) is the
+        // crawl's 502 to report, once the request has been admitted.
         if (error instanceof TargetRefusedError) throw error;
       }
     },
     crawl(url, signal) {
       const signals = options.stopSignal ? AbortSignal.any([signal, options.stopSignal]) : signal;
-      return crawlSite(url, limits, { fetch, now: () => performance.now(), userAgent: USER_AGENT }, signals);
+      // Wall-clock time: budgets need only differences, but lastmod is checked against today.
+      return crawlSite(url, limits, { fetch, now: Date.now, userAgent: USER_AGENT }, signals);
     },
   };
 }
