@@ -61,6 +61,70 @@ async function readTargetUrl(
   return url ? { url, sent: sent as string } : fail(400, INVALID_URL_MESSAGE, headers);
 }
 
+/** Steps 2 to 7, for a request whose key is valid; its quota is `bucket` / `limit`. */
+async function generateFor(request: Request, deps: SitemapDeps, bucket: string, limit: number, now: Date): Promise<Response> {
+  const unchanged = () => rateLimitHeaders(peek(deps.db, bucket, limit, now), now);
+
+  // 2-3. The body and its URL.
+  const target = await readTargetUrl(request, unchanged());
+  if (target instanceof Response) return target;
+  const { url, sent } = target;
+
+  // 4. The target address (checked again at every connection).
+  try {
+    await deps.checkTarget(url);
+  } catch (error) {
+    if (error instanceof TargetRefusedError) return fail(400, error.reason, unchanged());
+    throw error;
+  }
+
+  // 5. The daily quota: one atomic statement.
+  const admission = admit(deps.db, bucket, limit, now);
+  const headers = rateLimitHeaders(admission, now);
+  if (!admission.admitted) return fail(429, rateLimitMessage(limit), headers);
+
+  // 6. Capacity. A request turned away here gets its admission back.
+  deps.holdConnection?.(request);
+  let releaseSlot: () => void;
+  try {
+    releaseSlot = await deps.slots.acquire(request.signal);
+  } catch (error) {
+    if (!(error instanceof ServiceBusyError)) throw error;
+    release(deps.db, bucket, admission.day);
+    const restored = rateLimitHeaders(peek(deps.db, bucket, limit, deps.now()), deps.now());
+    return fail(503, error.message, { ...restored, "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) });
+  }
+
+  // 7. The crawl.
+  try {
+    const result = await deps.crawl(url.href, request.signal);
+    return Response.json(
+      {
+        success: true,
+        message: "Sitemap generated successfully.",
+        data: {
+          url: result.url,
+          sitemap: renderSitemap(result.entries),
+          url_count: result.entries.length,
+          pages_crawled: result.pagesCrawled,
+          truncated: result.truncated,
+          duration_ms: Math.round(result.durationMs),
+          generated_at: deps.now().toISOString(),
+        },
+      },
+      { headers },
+    );
+  } catch (error) {
+    if (error instanceof TargetRefusedError) return fail(400, error.reason, headers);
+    if (error instanceof CrawlFailedError) {
+      return fail(502, `Could not crawl ${sent}: ${error.reason}`, headers);
+    }
+    throw error;
+  } finally {
+    releaseSlot();
+  }
+}
+
 export const sitemapRoutes = (deps: SitemapDeps) =>
   new Elysia({ name: "sitemap" }).post(
     "/api/generate",
@@ -70,65 +134,16 @@ export const sitemapRoutes = (deps: SitemapDeps) =>
       const key = authenticate(deps.db, request.headers.get("x-api-key"), now);
       if (!key) return fail(401, AUTH_FAILED_MESSAGE);
       const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
-      const unchanged = () => rateLimitHeaders(peek(deps.db, bucket, limit, now), now);
-
-      // 2-3. The body and its URL.
-      const target = await readTargetUrl(request, unchanged());
-      if (target instanceof Response) return target;
-      const { url, sent } = target;
-
-      // 4. The target address (checked again at every connection).
       try {
-        await deps.checkTarget(url);
+        return await generateFor(request, deps, bucket, limit, now);
       } catch (error) {
-        if (error instanceof TargetRefusedError) return fail(400, error.reason, unchanged());
-        throw error;
-      }
-
-      // 5. The daily quota: one atomic statement.
-      const admission = admit(deps.db, bucket, limit, now);
-      const headers = rateLimitHeaders(admission, now);
-      if (!admission.admitted) return fail(429, rateLimitMessage(limit), headers);
-
-      // 6. Capacity. A request turned away here gets its admission back.
-      deps.holdConnection?.(request);
-      let releaseSlot: () => void;
-      try {
-        releaseSlot = await deps.slots.acquire(request.signal);
-      } catch (error) {
-        if (!(error instanceof ServiceBusyError)) throw error;
-        release(deps.db, bucket, admission.day);
-        const restored = rateLimitHeaders(peek(deps.db, bucket, limit, deps.now()), deps.now());
-        return fail(503, error.message, { ...restored, "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) });
-      }
-
-      // 7. The crawl.
-      try {
-        const result = await deps.crawl(url.href, request.signal);
-        return Response.json(
-          {
-            success: true,
-            message: "Sitemap generated successfully.",
-            data: {
-              url: result.url,
-              sitemap: renderSitemap(result.entries),
-              url_count: result.entries.length,
-              pages_crawled: result.pagesCrawled,
-              truncated: result.truncated,
-              duration_ms: Math.round(result.durationMs),
-              generated_at: deps.now().toISOString(),
-            },
-          },
-          { headers },
-        );
-      } catch (error) {
-        if (error instanceof TargetRefusedError) return fail(400, error.reason, headers);
-        if (error instanceof CrawlFailedError) {
-          return fail(502, `Could not crawl ${sent}: ${error.reason}`, headers);
-        }
-        throw error;
-      } finally {
-        releaseSlot();
+        // Authenticated responses carry the quota headers, this one too when the database allows.
+        console.error(`genapi: POST /api/generate failed: ${(error as Error)?.stack ?? error}`);
+        let headers: Record<string, string> = {};
+        try {
+          headers = rateLimitHeaders(peek(deps.db, bucket, limit, now), now);
+        } catch {}
+        return fail(500, "Internal server error.", headers);
       }
     },
     {

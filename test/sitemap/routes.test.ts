@@ -236,3 +236,25 @@ describe("POST /api/generate: step 7, the crawl", () => {
     expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
   });
 });
+
+describe("POST /api/generate: unexpected failures", () => {
+  test("an internal error answers a JSON 500 that still carries the quota headers", async () => {
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args);
+    try {
+      const ctx = setup({
+        crawl: async () => {
+          throw new Error("disk on fire");
+        },
+      });
+      const res = await ctx.generate(ctx.free);
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ success: false, message: "Internal server error." });
+      expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
+      expect(errors).toHaveLength(1);
+    } finally {
+      console.error = original;
+    }
+  });
+});
