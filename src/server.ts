@@ -11,12 +11,18 @@ import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./version.ts";
 
-/** Bun answers 413 itself above this; each endpoint has its own, smaller cap. */
-const MAX_REQUEST_BODY = 1024 * 1024;
+/**
+ * Bun answers a bare 413 itself above this. The endpoints enforce their own caps (64 KiB, 16 KiB)
+ * while streaming, after their own earlier checks (the API key comes first), so Bun's is set far
+ * above theirs and never answers instead of them.
+ */
+const MAX_REQUEST_BODY = 1024 * 1024 * 1024;
 /** Seconds a connection may stay silent; crawl requests lift it for themselves. */
 const IDLE_TIMEOUT = 30;
 /** Extra time on top of the crawl timeout that running requests get at shutdown. */
 const SHUTDOWN_GRACE_MS = 5000;
+/** After that, crawls are stopped and get this long to send what they found. */
+const HARD_STOP_MS = 2000;
 
 export interface RunningServer {
   server: Server<undefined>;
@@ -101,11 +107,12 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       const graceMs = config.crawlTimeoutSeconds * 1000 + SHUTDOWN_GRACE_MS;
       // Queued crawls answer 503 and get their admission back; running ones may finish.
       slots.close();
-      const finished = server.stop(false);
-      const timedOut = await Promise.race([finished.then(() => false), Bun.sleep(graceMs).then(() => true)]);
-      if (timedOut) {
+      const finished = server.stop(false).then(() => true);
+      const within = (ms: number) => Promise.race([finished, Bun.sleep(ms).then(() => false)]);
+      if (!(await within(graceMs))) {
+        // Crawls still running answer with what they found (truncated); then connections are cut.
         hardStop.abort();
-        await server.stop(true);
+        if (!(await within(HARD_STOP_MS))) await server.stop(true);
       }
       db.close();
     })());

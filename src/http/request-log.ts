@@ -38,6 +38,9 @@ export function withRequestLog(
     const requestId = crypto.randomUUID();
     const response = await handle(request);
     response.headers.set("X-Request-Id", requestId);
+    // A body refused before it was read (no key, too large) would keep the connection waiting
+    // for an upload nobody reads: close it after the response instead.
+    if (response.status === 413 || (request.body !== null && !request.bodyUsed)) response.headers.set("Connection", "close");
     const line: LogLine = {
       time: new Date(started).toISOString(),
       method: request.method,

@@ -113,3 +113,16 @@ describe("dist/genapi: password endpoint", () => {
     expect((await fetch(`${genapi.url}/readyz`)).status).toBe(200);
   });
 });
+
+describe("dist/genapi: large bodies are refused by the endpoints, not by the HTTP layer", () => {
+  test("2 MiB declared: /api.php answers its JSON 413, /api/generate without a key its 401", async () => {
+    const big = "x".repeat(2 * 1024 * 1024);
+    const password = await fetch(`${genapi.url}/api.php`, { method: "POST", headers: { "content-type": "text/plain" }, body: big });
+    expect(password.status).toBe(413);
+    expect(await password.json()).toEqual({ success: false, error: "Request body is larger than 64 KiB." });
+    expect(password.headers.get("x-request-id")).not.toBeNull();
+    const generate = await fetch(`${genapi.url}/api/generate`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+    expect(generate.status).toBe(401);
+    expect(((await generate.json()) as any).message).toBe("Authentication failed. Invalid or missing API key.");
+  });
+});
