@@ -27,7 +27,7 @@ export interface CrawlLimits {
   maxUrlLength: number;
   /** Distinct links followed per page; the rest are dropped (truncated). */
   maxLinksPerPage: number;
-  /** Redirects followed per chain; a longer chain or a loop is not listed. */
+  /** Redirects followed per chain after the start page; a longer chain or a loop is not listed. */
   maxRedirects: number;
   /** sitemaps.org limits of one sitemap file. */
   maxUrls: number;
@@ -139,7 +139,8 @@ class Crawl {
     let url = normaliseUrl(startUrl);
     if (url === null) throw new CrawlFailedError("invalid URL");
     const rulesByOrigin = new Map<string, RobotsRules>();
-    for (let redirects = 0; ; redirects++) {
+    // The chain may be as long as the page budget (each hop is a page request), not maxRedirects.
+    for (;;) {
       this.seen.add(url);
       const origin = originOf(url);
       const rules = rulesByOrigin.get(origin) ?? (await this.startStep(() => fetchRobots(origin, this.request, this.productToken)));
@@ -157,7 +158,6 @@ class Crawl {
       const target = normaliseUrl(hop.location, url);
       if (target === null) throw new CrawlFailedError("redirect to an invalid URL");
       if (this.seen.has(target)) throw new CrawlFailedError("redirect loop");
-      if (redirects === this.limits.maxRedirects) throw new CrawlFailedError("too many redirects");
       url = target;
     }
   }

@@ -1,6 +1,8 @@
 // What one HTML page says: its links to follow, its canonical URL and its robots meta directives.
-import { parse } from "node-html-parser";
+// Read with Bun's HTMLRewriter (lol-html), a streaming tokenizer: its cost is linear in the page,
+// where a DOM parser's grows with the square of the unclosed tags of a hostile page.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
+import { decodeHTMLAttribute } from "entities";
 import { normaliseUrl } from "./url.ts";
 
 export interface PageFacts {
@@ -14,36 +16,31 @@ export interface PageFacts {
   directives: Directives;
 }
 
-// Raw-text elements whose content is not markup: a "<a href>" inside them is not a link.
-const RAW_TEXT = { script: false, style: false, textarea: false, title: false, xmp: false };
+/** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
+interface Tags {
+  baseHref: string | undefined;
+  canonicalHref: string | undefined;
+  directives: Directives;
+  /** Hrefs of the links that may be followed, in document order. */
+  hrefs: string[];
+}
 
 export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number): PageFacts {
-  const root = parse(html, { comment: false, blockTextElements: RAW_TEXT });
-
-  let directives = NO_DIRECTIVES;
-  for (const meta of root.querySelectorAll("meta[name][content]")) {
-    const name = meta.getAttribute("name")!.trim().toLowerCase();
-    if (name === "robots" || name === productToken.toLowerCase()) {
-      directives = mergeDirectives(directives, metaDirectives(meta.getAttribute("content")!));
-    }
-  }
+  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
+  readTags(html, tags, productToken.toLowerCase(), true);
 
   // The document base: the first <base href>, itself resolved against the page URL.
-  const baseHref = root.querySelector("base[href]")?.getAttribute("href");
-  const base = (baseHref !== undefined && normaliseUrl(baseHref, pageUrl)) || pageUrl;
-
-  const canonicalHref = root
-    .querySelectorAll("link[rel][href]")
-    .find((link) => relTokens(link.getAttribute("rel")!).includes("canonical"))
-    ?.getAttribute("href");
-  const canonical = canonicalHref === undefined ? null : normaliseUrl(canonicalHref, base);
+  const base = (tags.baseHref !== undefined && normaliseUrl(tags.baseHref, pageUrl)) || pageUrl;
+  const canonical = tags.canonicalHref === undefined ? null : normaliseUrl(tags.canonicalHref, base);
 
   const links = new Set<string>();
+  const resolved = new Set<string>(); // a repeated href needs no second resolution
   let linksDropped = false;
-  if (!directives.nofollow) {
-    for (const anchor of root.querySelectorAll("a[href], area[href]")) {
-      if (relTokens(anchor.getAttribute("rel") ?? "").includes("nofollow")) continue;
-      const link = normaliseUrl(anchor.getAttribute("href")!, base);
+  if (!tags.directives.nofollow) {
+    for (const href of tags.hrefs) {
+      if (resolved.has(href)) continue;
+      resolved.add(href);
+      const link = normaliseUrl(href, base);
       if (link === null || links.has(link)) continue;
       if (links.size === maxLinks) {
         linksDropped = true;
@@ -52,7 +49,60 @@ export function extractPage(html: string, pageUrl: string, productToken: string,
       links.add(link);
     }
   }
-  return { links: [...links], linksDropped, canonical, directives };
+  return { links: [...links], linksDropped, canonical, directives: tags.directives };
+}
+
+/**
+ * Adds what the tags of `html` say to `tags`. Script, style, textarea, title, xmp, iframe, noembed
+ * and noframes hold text, not markup. So does noscript for lol-html, which assumes scripting; a
+ * crawler runs none, so a noscript's content is read as markup, once: a noscript within it stays
+ * text, else nested noscripts would have their shared content read once per level.
+ */
+function readTags(html: string, tags: Tags, productToken: string, noscriptIsMarkup: boolean): void {
+  const rewriter = new HTMLRewriter()
+    .on("a[href], area[href]", {
+      element(el) {
+        const rel = attribute(el, "rel");
+        if (rel === null || !relTokens(rel).includes("nofollow")) tags.hrefs.push(attribute(el, "href")!);
+      },
+    })
+    .on("base[href]", {
+      element(el) {
+        tags.baseHref ??= attribute(el, "href")!;
+      },
+    })
+    .on("link[rel][href]", {
+      element(el) {
+        if (tags.canonicalHref === undefined && relTokens(attribute(el, "rel")!).includes("canonical")) {
+          tags.canonicalHref = attribute(el, "href")!;
+        }
+      },
+    })
+    .on("meta[name][content]", {
+      element(el) {
+        const name = attribute(el, "name")!.trim().toLowerCase();
+        if (name === "robots" || name === productToken) {
+          tags.directives = mergeDirectives(tags.directives, metaDirectives(attribute(el, "content")!));
+        }
+      },
+    });
+  if (noscriptIsMarkup) {
+    let content = "";
+    rewriter.on("noscript", {
+      text(chunk) {
+        content += chunk.text;
+        if (!chunk.lastInTextNode) return;
+        readTags(content, tags, productToken, false);
+        content = "";
+      },
+    });
+  }
+  rewriter.transform(html);
+}
+
+function attribute(el: HTMLRewriterTypes.Element, name: string): string | null {
+  const raw = el.getAttribute(name);
+  return raw === null ? null : decodeHTMLAttribute(raw);
 }
 
 function relTokens(rel: string): string[] {

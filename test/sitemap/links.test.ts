@@ -59,6 +59,104 @@ describe("extractPage links", () => {
   });
 });
 
+describe("extractPage reads HTML as a browser without scripts tokenizes it", () => {
+  test("the first <base href> is the document base, also for the links before it", () => {
+    const html = `<a href="x">x</a><base href="/sub/"><a href="y">y</a><base href="/other/"><link rel="canonical" href="c">`;
+    expect(extract(html)).toMatchObject({ links: ["http://site.test/sub/x", "http://site.test/sub/y"], canonical: "http://site.test/sub/c" });
+  });
+
+  test("unclosed anchors are each a link, in document order", () => {
+    expect(extract(`<a href="/a"><a href="/b"><a href="/c"><div><a href="/d">`).links).toEqual([
+      "http://site.test/a",
+      "http://site.test/b",
+      "http://site.test/c",
+      "http://site.test/d",
+    ]);
+  });
+
+  test("markup inside iframe, noembed, noframes, xmp and after plaintext is not a link", () => {
+    const html = `<iframe><a href="/if"></iframe><noembed><a href="/ne"></noembed><noframes><a href="/nf"></noframes>
+      <xmp><a href="/x"></xmp><a href="/ok"><plaintext><a href="/pt">`;
+    expect(extract(html).links).toEqual(["http://site.test/ok"]);
+  });
+
+  test("a noscript's content is markup, read in document order: its base, meta and links count", () => {
+    expect(extract(`<a href="/1"><noscript><a href="/2"></noscript><a href="/3">`).links).toEqual([
+      "http://site.test/1",
+      "http://site.test/2",
+      "http://site.test/3",
+    ]);
+    expect(extract(`<noscript><base href="/ns/"></noscript><base href="/late/"><a href="x">`).links).toEqual(["http://site.test/ns/x"]);
+    expect(extract(`<noscript><meta name="robots" content="nofollow"></noscript><a href="/a">`)).toMatchObject({
+      directives: { noindex: false, nofollow: true },
+      links: [],
+    });
+  });
+
+  test("comments, including the abrupt <!--> and <!--->, hide nothing after them", () => {
+    expect(extract(`<!-- <a href="/c1"> --><!--><a href="/a"><!---><a href="/b"><!-- unclosed <a href="/c2">`).links).toEqual([
+      "http://site.test/a",
+      "http://site.test/b",
+    ]);
+  });
+
+  test("a tag cut off by the end of the page is not a link; a duplicate attribute loses to the first", () => {
+    expect(extract(`<a href="/1" href="/2"><a href="/cut"`).links).toEqual(["http://site.test/1"]);
+  });
+
+  test("rel and meta names are read after decoding entities; rel tokens are split on any whitespace", () => {
+    const html = `<meta name="r&#111;bots" content="noindex"><a href="/a" rel="no&#102;ollow"><a href="/b" rel="external\n\tNOFOLLOW">
+      <a href="/c" rel="nofollow/"><a href="/d">`;
+    // An unquoted value runs up to whitespace or ">": rel="nofollow/" is not the nofollow token.
+    expect(extract(html.replace('rel="nofollow/"', "rel=nofollow/"))).toMatchObject({
+      directives: { noindex: true, nofollow: false },
+      links: ["http://site.test/c", "http://site.test/d"],
+    });
+  });
+
+  test("meta robots and canonical count anywhere in the page, even after the links", () => {
+    const html = `<a href="/a"><link rel="alternate" href="/fr"><link rel="canonical"><link rel="alternate  CANONICAL" href="/c">
+      <link rel="canonical" href="/second"><meta name="genapi" content="nofollow">`;
+    expect(extract(html)).toMatchObject({ links: [], canonical: "http://site.test/c", directives: { noindex: false, nofollow: true } });
+  });
+
+  test("entity-obfuscated schemes are decoded before the scheme is checked", () => {
+    const html = `<a href="javascript&colon;alert(1)">j</a><a href="&#47;&#x2F;other.test/x">o</a><a href="/q?a=1&copy=2&amp;b=&quot;">q</a>`;
+    expect(extract(html).links).toEqual(["http://other.test/x", 'http://site.test/q?a=1&copy=2&b=%22']);
+  });
+});
+
+// A DOM parser's time grew with the square of unclosed tags (40k anchors took 24 s, blocking the
+// server): these pages, at the 5 MiB body limit, would not finish within the test timeout.
+describe("extractPage on hostile 5 MiB pages", () => {
+  const MiB = 1024 * 1024;
+
+  test("unclosed anchors: every one is a link, the base and directives at the end still apply", () => {
+    const anchors = Array.from({ length: 300_000 }, (_, i) => `<a href="p${i}">`).join("");
+    const html = `${anchors}<base href="/b/"><link rel="canonical" href="/canon"><meta name="robots" content="noindex">`;
+    expect(html.length).toBeGreaterThan(5 * MiB);
+    const facts = extractPage(html, PAGE, "genapi", 10_000);
+    expect(facts.links).toHaveLength(10_000);
+    expect([facts.links[0], facts.links[9_999]]).toEqual(["http://site.test/b/p0", "http://site.test/b/p9999"]);
+    expect(facts).toMatchObject({ linksDropped: true, canonical: "http://site.test/canon", directives: { noindex: true, nofollow: false } });
+    const all = extractPage(`${anchors}<a href="/last">`, PAGE, "genapi", 400_000).links;
+    expect(all).toHaveLength(300_001);
+    expect(all.slice(-2)).toEqual([
+      "http://site.test/dir/p299999",
+      "http://site.test/last",
+    ]);
+  });
+
+  test("a million nested divs, bold tags and noscripts: the link after them is found", () => {
+    expect(extract(`${"<div>".repeat(MiB)}<a href="/deep">`).links).toEqual(["http://site.test/deep"]);
+    expect(extract(`${"<b><i>".repeat(MiB / 6)}<a href="/deep">`).links).toEqual(["http://site.test/deep"]);
+    expect(extract(`<a href="/first">${"<noscript>".repeat(MiB / 2)}</noscript><a href="/after">`).links).toEqual([
+      "http://site.test/first",
+      "http://site.test/after",
+    ]);
+  });
+});
+
 describe("extractPage robots meta", () => {
   test("noindex and nofollow from <meta name=robots> or <meta name=genapi>, case-insensitive", () => {
     expect(extract(`<meta name="robots" content="noindex"><a href="/a">a</a>`)).toMatchObject({
@@ -114,5 +212,21 @@ describe("decodeHtml", () => {
     for (const charset of [undefined, "utf-16le", "shift_jis", "bogus"]) {
       expect(extractPage(decodeHtml(junk, charset) + '<a href="/after">', PAGE, "genapi", 10).links).toContain("http://site.test/after");
     }
+  });
+});
+
+describe("entities in attributes (decoded by the entities package)", () => {
+  test("every HTML5 named reference, numeric references, and the attribute-value exceptions", () => {
+    const { links } = extract(
+      `<a href="/more&hellip;">1</a><a href="/caf&eacute;">2</a><a href="/x?a=1&amp;b=2">3</a>` +
+        `<a href="/q?a=1&copy=2">4</a><a href="&#x2F;hex&#47;dec">5</a>`,
+    );
+    expect(links).toEqual([
+      "http://site.test/more%E2%80%A6",
+      "http://site.test/caf%C3%A9",
+      "http://site.test/x?a=1&b=2",
+      "http://site.test/q?a=1&copy=2",
+      "http://site.test/hex/dec",
+    ]);
   });
 });
