@@ -5,6 +5,7 @@ import type { Server } from "bun";
 import { createApp } from "./app.ts";
 import type { ServeConfig } from "./config.ts";
 import { isDatabaseUsable, openDatabase } from "./db/database.ts";
+import { batchedWriter } from "./http/log-writer.ts";
 import { withRequestLog } from "./http/request-log.ts";
 import { clientAddress } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
@@ -59,9 +60,10 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       holdConnection: (request) => server.timeout(request, 0),
     },
   });
+  const log = batchedWriter(io.stdout);
   const handle = withRequestLog((request) => app.handle(request), {
     clientIp,
-    write: io.stdout,
+    write: log.write,
     now: () => performance.timeOrigin + performance.now(),
   });
 
@@ -114,6 +116,7 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
         hardStop.abort();
         if (!(await within(HARD_STOP_MS))) await server.stop(true);
       }
+      log.flush();
       db.close();
     })());
 
