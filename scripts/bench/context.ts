@@ -1,0 +1,48 @@
+// What every benchmark section gets: where to work, what to run, how long and how often.
+import type { Binaries } from "./servers.ts";
+import type { Tools } from "./tools.ts";
+
+export interface Plan {
+  /** Repetitions of every measurement (the report gives median, min and max over them). */
+  runs: number;
+  /** Seconds of each wrk measurement. */
+  wrkSeconds: number;
+  /** Site sizes (pages) of the crawl benchmark. */
+  sitePages: number[];
+  /** Crawls of the time-boxed tools are stopped after this many seconds and measured up to there. */
+  crawlTimeBoxSeconds: number;
+  /** Longest a full crawl may take before it counts as failed. */
+  crawlLimitSeconds: number;
+  /** Tools fast enough to crawl the whole site every run; the others are time-boxed. */
+  fullCrawlTools: string[];
+  /** Start-ups measured per variant. */
+  startupRuns: number;
+}
+
+export const FULL_PLAN: Plan = {
+  runs: 5,
+  wrkSeconds: 4,
+  sitePages: [10_000, 50_000],
+  crawlTimeBoxSeconds: 10,
+  crawlLimitSeconds: 600,
+  fullCrawlTools: ["genapi", "wget2"],
+  startupRuns: 20,
+};
+
+export const SMOKE_PLAN: Plan = {
+  runs: 1,
+  wrkSeconds: 1,
+  sitePages: [60],
+  crawlTimeBoxSeconds: 20,
+  crawlLimitSeconds: 30,
+  fullCrawlTools: ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"],
+  startupRuns: 3,
+};
+
+export interface Context {
+  plan: Plan;
+  workDir: string;
+  binaries: Binaries;
+  tools: Tools;
+  log: (line: string) => void;
+}

@@ -1,0 +1,109 @@
+// `npm run bench`: every benchmark of issue 7, one at a time (never two measurements at once on a
+// 2-core machine), then BENCHMARKS.md. `--smoke` runs them all on tiny sizes once, installs
+// nothing and writes its report elsewhere: the test suite runs it so the harness cannot rot.
+//
+//   bun scripts/bench/run.ts [--smoke] [--out FILE] [--json FILE] [--only a,b] [--runs N]
+//                            [--sizes PAGES,PAGES] [--binary PATH] [--keep]
+// --only picks sections (startup, password, quota, crawl); --binary measures another genapi
+// executable (e.g. a scratch build of a proposed change); --keep leaves the work directory.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { FULL_PLAN, SMOKE_PLAN, type Context } from "./context.ts";
+import { crawlBench } from "./crawl.ts";
+import { passwordBench } from "./password.ts";
+import { CORES, run } from "./proc.ts";
+import { quotaBench } from "./quota.ts";
+import { renderReport } from "./report.ts";
+import type { BenchResults, Machine, SectionResult } from "./results.ts";
+import { BUN, buildBinaries, ROOT } from "./servers.ts";
+import { startupBench } from "./startup.ts";
+import { prepareTools } from "./tools.ts";
+
+const SECTIONS = { startup: startupBench, password: passwordBench, quota: quotaBench, crawl: crawlBench };
+type SectionId = keyof typeof SECTIONS;
+
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: {
+    smoke: { type: "boolean", default: false },
+    out: { type: "string" },
+    json: { type: "string" },
+    only: { type: "string" },
+    runs: { type: "string" },
+    sizes: { type: "string" },
+    binary: { type: "string" },
+    keep: { type: "boolean", default: false },
+  },
+});
+
+const began = performance.now();
+const log = (line: string) => console.error(`[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+const plan = { ...(values.smoke ? SMOKE_PLAN : FULL_PLAN) };
+if (values.runs !== undefined) plan.runs = Number(values.runs);
+if (values.sizes !== undefined) plan.sitePages = values.sizes.split(",").map(Number);
+const only = (values.only?.split(",") ?? Object.keys(SECTIONS)) as SectionId[];
+const workDir = mkdtempSync("/tmp/genapi-bench-");
+// linkchecker, run as root, drops to "nobody", which must reach its output directory in here.
+chmodSync(workDir, 0o755);
+const nproc = Number(run(["nproc"]));
+const loadBefore = loadavg()[0]!;
+// The harness itself (polling, spawning) stays off the core of the server under test.
+run(["taskset", "-a", "-p", "-c", String(CORES.load), String(process.pid)]);
+
+try {
+  const tools = prepareTools(!values.smoke, log);
+  log("building the executables");
+  const binaries = buildBinaries(workDir, values.binary);
+  const ctx: Context = { plan, workDir, binaries, tools, log };
+  const startedAt = new Date().toISOString();
+  const sections: SectionResult[] = [];
+  for (const id of only) {
+    log(`${id}: starting`);
+    const section = await SECTIONS[id](ctx).catch(
+      (error: Error): SectionResult => ({ id, title: id, tables: [], checks: [], targets: [], error: error.stack ?? error.message, seconds: 0 }),
+    );
+    if (section.error) log(`${id}: FAILED: ${section.error}`);
+    sections.push(section);
+  }
+  const results: BenchResults = {
+    mode: values.smoke ? "smoke" : "full",
+    startedAt,
+    seconds: (performance.now() - began) / 1000,
+    runs: plan.runs,
+    machine: { ...machine(binaries.genapi), loadBefore, loadAfter: loadavg()[0]! },
+    tools: Object.values(tools).map((tool) => ({
+      label: tool.name,
+      status: tool.argv ? "ok" : "not installed",
+      cells: {},
+      version: tool.version,
+      note: tool.note,
+    })),
+    sections,
+  };
+  const out = values.out ?? (values.smoke ? join(workDir, "BENCHMARKS.md") : join(ROOT, "BENCHMARKS.md"));
+  writeFileSync(out, renderReport(results));
+  // The full run keeps its raw figures beside the harness (git-ignored) for later comparison.
+  const json = values.json ?? (values.smoke ? undefined : join(import.meta.dir, "out/results.json"));
+  if (json) {
+    mkdirSync(dirname(json), { recursive: true });
+    writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
+  }
+  log(`wrote ${out} in ${results.seconds.toFixed(0)} s`);
+  process.exitCode = sections.some((s) => s.error) ? 1 : 0;
+} finally {
+  if (!values.keep) rmSync(workDir, { recursive: true, force: true });
+  else log(`kept ${workDir}`);
+}
+
+function machine(genapi: string): Omit<Machine, "loadBefore" | "loadAfter"> {
+  return {
+    nproc,
+    cpuModel: cpus()[0]?.model.trim() || "unknown",
+    kernel: run(["uname", "-sr"]),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    bun: run([BUN, "--version"]),
+    genapi: run([genapi, "--version"]),
+  };
+}

@@ -1,0 +1,87 @@
+// The benchmark harness in smoke mode (tiny site, one run, nothing installed), so it cannot rot
+// unnoticed. No figure is checked here: only that every part runs and reports, and that genapi's
+// crawl of the tiny site listed exactly its pages.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { BenchResults } from "../../scripts/bench/results.ts";
+import { generateSite } from "../../scripts/bench/site.ts";
+
+const root = join(import.meta.dir, "../..");
+
+describe("synthetic site", () => {
+  test("every link leads to one of its pages, and every page is reachable from the home page", () => {
+    const dir = mkdtempSync(join(tmpdir(), "genapi-bench-site-"));
+    const { paths } = generateSite(dir, 60);
+    expect(paths).toHaveLength(60);
+    expect(new Set(paths).size).toBe(60);
+    const origin = "http://site.test";
+    const file = (path: string) => join(dir, path.endsWith("/") ? `${path}index.html` : path);
+    const linksOf = (path: string) =>
+      // The generator writes every link as <a href="...">, without entities.
+      [...readFileSync(file(path), "utf8").matchAll(/<a href="([^"]+)"/g)]
+        .map((m) => new URL(m[1]!, origin + path))
+        .map((url) => url.pathname);
+    const reached = new Set(["/"]);
+    const queue = ["/"];
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      const size = readFileSync(file(path)).byteLength;
+      expect(size).toBeGreaterThanOrEqual(15_000);
+      expect(size).toBeLessThan(31_000);
+      const links = linksOf(path);
+      if (path.endsWith(".html")) expect(links.length).toBeGreaterThanOrEqual(20);
+      for (const link of links) {
+        expect(paths).toContain(link);
+        if (reached.has(link)) continue;
+        reached.add(link);
+        queue.push(link);
+      }
+    }
+    expect([...reached].sort()).toEqual([...paths].sort());
+  });
+});
+
+describe("bench harness, smoke mode", () => {
+  test(
+    "runs every benchmark and reports it; genapi lists exactly the site's pages",
+    async () => {
+      const out = mkdtempSync(join(tmpdir(), "genapi-bench-smoke-"));
+      const proc = Bun.spawn(
+        [process.execPath, "scripts/bench/run.ts", "--smoke", "--out", join(out, "BENCHMARKS.md"), "--json", join(out, "results.json")],
+        { cwd: root, stdout: "pipe", stderr: "pipe" },
+      );
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+
+      const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
+      expect(results.mode).toBe("smoke");
+      expect(results.sections.map((s) => s.id)).toEqual(["startup", "password", "quota", "crawl"]);
+      for (const section of results.sections) expect({ id: section.id, error: section.error }).toEqual({ id: section.id, error: undefined });
+      // Missing tools are reported, never fatal; a tool that is there must have worked.
+      for (const tool of results.tools) expect(["ok", "not installed"]).toContain(tool.status);
+      const rows = results.sections.flatMap((s) => s.tables.flatMap((t) => t.rows));
+      for (const r of rows) {
+        if (r.label.includes("bytecode")) continue; // a build failure is a finding of the report, not of the harness
+        expect({ label: r.label, status: r.status }).toEqual({ label: r.label, status: r.status === "not installed" ? "not installed" : "ok" });
+      }
+
+      const crawl = results.sections.find((s) => s.id === "crawl")!;
+      const genapi = crawl.tables[0]!.rows.find((r) => r.label === "genapi")!;
+      expect(genapi.status).toBe("ok");
+      expect(genapi.cells["pages/s"]).toMatchObject({ runs: 1 });
+      const exact = crawl.checks.find((c) => c.label === "genapi listed exactly the 60 pages of the site")!;
+      expect(exact).toEqual({ label: exact.label, passed: true, detail: "per run: exact" });
+      // Start-up always runs (no outside tool): genapi's row has its figures.
+      const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
+      expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
+
+      const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
+      for (const heading of ["## Targets", "## Machine and tools", "## 1. Password endpoint", "## 2. Crawl throughput", "## 3. Start-up", "## 4. Quota admission"]) {
+        expect(report).toContain(heading);
+      }
+      expect(report).toContain(`| ${results.machine.nproc} | ${results.machine.cpuModel} |`);
+    },
+    60_000,
+  );
+});
