@@ -21,7 +21,8 @@ export const buildArgs = [
   "--no-compile-autoload-bunfig",
   "--no-compile-autoload-tsconfig",
   "--no-compile-autoload-package-json",
-  ...(values.bytecode ? ["--bytecode"] : []),
+  // Bytecode builds default to CommonJS, which has no top-level await (src/main.ts uses it).
+  ...(values.bytecode ? ["--bytecode", "--format=esm"] : []),
   ...(values.target ? [`--target=${values.target}`] : []),
   `--outfile=${values.outfile}`,
   "src/main.ts",

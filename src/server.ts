@@ -7,7 +7,7 @@ import type { ServeConfig } from "./config.ts";
 import { isDatabaseUsable, openDatabase } from "./db/database.ts";
 import { batchedWriter } from "./http/log-writer.ts";
 import { withRequestLog } from "./http/request-log.ts";
-import { clientAddress } from "./quota/client-address.ts";
+import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./version.ts";
@@ -41,6 +41,7 @@ export class ListenError extends Error {}
 export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
   const db = openDatabase(config.dbPath);
   const peers = new WeakMap<Request, string>();
+  const clientAddress = clientAddressResolver(config.trustProxy);
   const clientIp = (request: Request) => peers.get(request) ?? "unknown";
   const slots = new CrawlSlots(config.maxCrawls, config.crawlQueue);
   const hardStop = new AbortController();
@@ -77,7 +78,7 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       idleTimeout: IDLE_TIMEOUT,
       fetch(request, srv) {
         const peer = srv.requestIP(request)?.address ?? null;
-        peers.set(request, clientAddress(peer, request.headers.get("x-forwarded-for"), config.trustProxy));
+        peers.set(request, clientAddress(peer, request.headers.get("x-forwarded-for")));
         return handle(request);
       },
       error(error) {

@@ -89,6 +89,27 @@ export function clientAddress(peer: string | null, forwardedFor: string | null, 
   return client.toString();
 }
 
+/**
+ * clientAddress for a server: the answer for a peer that is not a trusted proxy depends on the
+ * peer alone, so it is remembered (up to `maxPeers`, then forgotten wholesale) instead of parsed
+ * again on every request.
+ */
+export function clientAddressResolver(trusted: TrustedProxies, maxPeers = 10_000) {
+  // peer -> its client address, or null when the peer is a trusted proxy (X-Forwarded-For decides).
+  const known = new Map<string, string | null>();
+  return (peer: string | null, forwardedFor: string | null): string => {
+    if (peer === null) return UNKNOWN_CLIENT;
+    let client = known.get(peer);
+    if (client === undefined) {
+      const parsed = parseIp(peer);
+      client = parsed && isTrusted(normalise(parsed), trusted) ? null : clientAddress(peer, null, trusted);
+      if (known.size >= maxPeers) known.clear();
+      known.set(peer, client);
+    }
+    return client ?? clientAddress(peer, forwardedFor, trusted);
+  };
+}
+
 /** What a free-tier quota counts: the IPv4 address, or the IPv6 /64 (one subscriber's network). */
 export function quotaSubject(ip: string): string {
   const parsed = parseIp(ip);

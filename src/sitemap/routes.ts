@@ -37,13 +37,13 @@ const fail = (status: number, message: string, headers: Record<string, string> =
 /** The body's `url` (parsed, and as sent), or the response that refuses the body (steps 2 and 3). */
 async function readTargetUrl(
   request: Request,
-  headers: Record<string, string>,
+  quotaHeaders: () => Record<string, string>,
 ): Promise<{ url: URL; sent: string } | Response> {
   let bytes: Uint8Array;
   try {
     bytes = await readBodyBytes(request, BODY_LIMIT);
   } catch (error) {
-    if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", headers);
+    if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", quotaHeaders());
     throw error;
   }
   let body: unknown;
@@ -51,14 +51,14 @@ async function readTargetUrl(
     body = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     // SyntaxError, or RangeError for absurd nesting: either way not a body we can use.
-    return fail(400, 'Request body must be JSON: {"url": "https://..."}.', headers);
+    return fail(400, 'Request body must be JSON: {"url": "https://..."}.', quotaHeaders());
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return fail(400, 'Request body must be a JSON object: {"url": "https://..."}.', headers);
+    return fail(400, 'Request body must be a JSON object: {"url": "https://..."}.', quotaHeaders());
   }
   const sent = (body as { url?: unknown }).url;
   const url = parseTargetUrl(sent);
-  return url ? { url, sent: sent as string } : fail(400, INVALID_URL_MESSAGE, headers);
+  return url ? { url, sent: sent as string } : fail(400, INVALID_URL_MESSAGE, quotaHeaders());
 }
 
 /** Steps 2 to 7, for a request whose key is valid; its quota is `bucket` / `limit`. */
@@ -66,7 +66,7 @@ async function generateFor(request: Request, deps: SitemapDeps, bucket: string, 
   const unchanged = () => rateLimitHeaders(peek(deps.db, bucket, limit, now), now);
 
   // 2-3. The body and its URL.
-  const target = await readTargetUrl(request, unchanged());
+  const target = await readTargetUrl(request, unchanged);
   if (target instanceof Response) return target;
   const { url, sent } = target;
 

@@ -2,6 +2,8 @@
 
 /** Characters RFC 3986 allows unescaped in a path (unreserved, sub-delims, ":", "@", "/"). */
 const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
+/** A path of safe characters only (no escapes, nothing to encode) is already in normal form. */
+const ALL_PATH_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 const utf8 = new TextEncoder();
 
@@ -32,6 +34,7 @@ export function normaliseUrl(input: string, base?: string | URL): string | null 
  * encodes everything RFC 3986 does not allow in a path as UTF-8. Also used for robots.txt patterns.
  */
 export function encodePathOnce(path: string): string {
+  if (ALL_PATH_SAFE.test(path)) return path;
   let out = "";
   for (let i = 0; i < path.length; i++) {
     const ch = path[i]!;

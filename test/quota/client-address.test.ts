@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { clientAddress, parseTrustedProxies, quotaSubject } from "../../src/quota/client-address.ts";
+import { clientAddress, clientAddressResolver, parseTrustedProxies, quotaSubject } from "../../src/quota/client-address.ts";
 
 const NONE = parseTrustedProxies("");
 
@@ -86,5 +86,19 @@ describe("quotaSubject", () => {
     expect(quotaSubject("2001:db8::1")).toBe("2001:db8::/64");
     expect(quotaSubject("::1")).toBe("::/64");
     expect(quotaSubject("unknown")).toBe("unknown");
+  });
+});
+
+describe("clientAddressResolver", () => {
+  test("gives clientAddress's answers, remembering untrusted peers", () => {
+    const trusted = parseTrustedProxies("10.0.0.0/8");
+    const resolve = clientAddressResolver(trusted, 2);
+    expect(resolve("::ffff:198.51.100.7", "203.0.113.1")).toBe("198.51.100.7");
+    expect(resolve("::ffff:198.51.100.7", null)).toBe("198.51.100.7");
+    expect(resolve("10.1.2.3", "203.0.113.1")).toBe("203.0.113.1");
+    expect(resolve("10.1.2.3", "203.0.113.2, 10.9.9.9")).toBe("203.0.113.2");
+    expect(resolve("10.1.2.3", null)).toBe("10.1.2.3");
+    expect(resolve("2001:db8::1", "203.0.113.1")).toBe("2001:db8::1");
+    expect(resolve(null, "203.0.113.1")).toBe("unknown");
   });
 });
