@@ -19,6 +19,17 @@ const KEY_COMMAND = [
   "/usr/local/bin/genapi", "keys",
 ];
 
+// The commands above must be the README's, word for word: the deploy section is what users copy.
+test("the README's deploy section gives exactly the commands this test runs", () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Deploy on a Linux server with systemd"), readme.indexOf("## Development"));
+  const commands = [...section.matchAll(/^ {4}(\S.*)$/gm)].map((m) => m[1]);
+  expect(commands).toContain("sudo ./install.sh genapi");
+  expect(commands).toContain(`sudo ${KEY_COMMAND.join(" ")} create --name alice`);
+  expect(commands).toContain("sudo systemctl restart genapi");
+  expect(section).toContain("`sudo ./install.sh --uninstall`");
+});
+
 interface Machine {
   /** Runs a command inside the container (all its namespaces and its root). */
   run: (argv: string[]) => { code: number | null; stdout: string; stderr: string };
