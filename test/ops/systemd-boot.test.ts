@@ -9,7 +9,10 @@ import { ensureBinary, tempDir } from "../support/binary.ts";
 import { ensureDebianCommand } from "../support/debian-package.ts";
 
 const root = join(import.meta.dir, "../..");
-const INSTALL = join(root, "scripts/install.sh");
+// The container's systemd mounts a fresh /tmp (where CI's clone may live), so the files under test
+// are copied into its root at a fixed place.
+const INSIDE = "/opt/genapi-test";
+const INSTALL = `${INSIDE}/scripts/install.sh`;
 
 /** The README's command to create a key as the service's dynamic user, in its state directory. */
 const KEY_COMMAND = [
@@ -48,7 +51,10 @@ mount --make-rprivate /
 mount -t tmpfs tmpfs "$W"
 mkdir "$W/upper" "$W/work" "$W/root"
 mount -t overlay overlay -o lowerdir=/,upperdir="$W/upper",workdir="$W/work" "$W/root"
-mkdir -p "$W/root/etc/systemd/system"
+mkdir -p "$W/root/etc/systemd/system" "$W/root${INSIDE}/scripts" "$W/root${INSIDE}/deploy" "$W/root${INSIDE}/dist"
+cp "$2/scripts/install.sh" "$W/root${INSIDE}/scripts/"
+cp "$2/deploy/genapi.service" "$2/deploy/genapi.env" "$W/root${INSIDE}/deploy/"
+cp "$2/dist/genapi" "$W/root${INSIDE}/dist/"
 printf '[Unit]\\nDescription=genapi test boot\\nWants=dbus.socket\\n' > "$W/root/etc/systemd/system/genapi-test.target"
 exec systemd-nspawn --quiet --register=no --keep-unit --private-network --console=passive \\
   -D "$W/root" --boot -- --unit=genapi-test.target`;
@@ -74,7 +80,7 @@ async function boot(): Promise<Machine> {
   const logPath = join(dir, "console.log");
   // timeout(1) is the last resort should this test process die: it takes the container with it.
   const outer = Bun.spawn(
-    ["timeout", "-s", "KILL", "600", "unshare", "--mount", "--fork", "--kill-child", "bash", "-c", BOOT_SCRIPT, "boot", join(dir, "w")],
+    ["timeout", "-s", "KILL", "600", "unshare", "--mount", "--fork", "--kill-child", "bash", "-c", BOOT_SCRIPT, "boot", join(dir, "w"), root],
     { stdin: "ignore", stdout: Bun.file(logPath), stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
   );
   const log = () => {
@@ -174,7 +180,7 @@ async function waitHealthy(m: Machine): Promise<void> {
 
 describe.skipIf(!machine)("genapi.service under a real systemd", () => {
   const m = machine!;
-  const binary = join(root, "dist/genapi");
+  const binary = `${INSIDE}/dist/genapi`;
   const mainPid = () => m.run(["systemctl", "show", "genapi", "-p", "MainPID", "--value"]).stdout.trim();
   let firstPid = "";
 
