@@ -5,7 +5,7 @@
 // DNS or traffic), so nothing leaves the machine.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { createKey, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 
 const SEED = 20261121;
 const ROUNDS = 1500;
@@ -66,7 +66,7 @@ let server: RunningBinary;
 let key: string;
 beforeAll(async () => {
   const dbPath = join(tempDir(), "genapi.db");
-  key = (await runBinary(["keys", "create", "--name", "fuzz", "--db", dbPath, "--daily-limit", "1000000"])).stdout.trim();
+  key = await createKey(dbPath, "--daily-limit", "1000000");
   server = await startBinary({ dbPath });
 });
 afterAll(async () => {

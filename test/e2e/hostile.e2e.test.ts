@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
-import { runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { createKey, generate, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
 
 const html = (body: string, headers: Record<string, string> = {}) =>
@@ -54,7 +54,7 @@ beforeAll(async () => {
     "/binary": new Response(Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256), { headers: { "content-type": "text/html; charset=x-no-such" } }),
   });
   const dbPath = join(tempDir(), "genapi.db");
-  key = (await runBinary(["keys", "create", "--name", "hostile", "--db", dbPath, "--daily-limit", "100"])).stdout.trim();
+  key = await createKey(dbPath, "--daily-limit", "100");
   server = await startBinary({ dbPath, args: ["--allow-private-targets", "--crawl-timeout", "4", "--max-pages", "300"] });
 });
 afterAll(async () => {
@@ -65,11 +65,7 @@ afterAll(async () => {
 describe("dist/genapi against a hostile site", () => {
   test("the crawl survives within its limits and memory returns", async () => {
     const before = rssMiB(server.proc.pid);
-    const res = await fetch(`${server.url}/api/generate`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ url: `${site.url}/` }),
-    });
+    const res = await generate(server, key, `${site.url}/`);
     expect(res.status).toBe(200);
     const { data } = (await res.json()) as any;
     expect(data.truncated).toBe(true);
@@ -98,11 +94,7 @@ describe("dist/genapi against a hostile site", () => {
         return new Response(null, { status: 302, headers: { location: `/loop?n=${n + 1}` } });
       },
     });
-    const res = await fetch(`${server.url}/api/generate`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ url: `${loop.url}/loop` }),
-    });
+    const res = await generate(server, key, `${loop.url}/loop`);
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).message).toBe(`Could not crawl ${loop.url}/loop: too many redirects`);
     // robots.txt and at most --max-pages (300) hops: a chain longer than the page budget is refused.
@@ -132,11 +124,7 @@ describe("dist/genapi against oversized response headers", () => {
     });
     await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
-    const res = await fetch(`${server.url}/api/generate`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ url }),
-    });
+    const res = await generate(server, key, url);
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).message).toStartWith(`Could not crawl ${url}: `);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
@@ -148,20 +136,14 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
   test("a client that disconnects frees its crawl slot at once", async () => {
     const quick = await serveSite({ "/": html("quick") });
     const dbPath = join(tempDir(), "genapi.db");
-    const ownKey = (await runBinary(["keys", "create", "--name", "d", "--db", dbPath, "--daily-limit", "100"])).stdout.trim();
+    const ownKey = await createKey(dbPath, "--daily-limit", "100");
     const single = await startBinary({ dbPath, args: ["--allow-private-targets", "--max-crawls", "1", "--crawl-queue", "0"] });
     // The crawl of this site waits 2 s for /p0.
     const slowSite = await serveSite({
       "/": html(`<a href="/p0">p0</a>`),
       "/p0": async () => (await Bun.sleep(2000), html("slow")),
     });
-    const send = (url: string, signal?: AbortSignal) =>
-      fetch(`${single.url}/api/generate`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": ownKey },
-        body: JSON.stringify({ url }),
-        signal,
-      });
+    const send = (url: string, signal?: AbortSignal) => generate(single, ownKey, url, {}, signal);
     const abort = new AbortController();
     try {
       const first = send(`${slowSite.url}/`, abort.signal).catch((error: Error) => error);
@@ -183,11 +165,7 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
     const fine = await serveSite({ "/": html("<a href='/a'>a</a>"), "/a": html("a") });
     const order: string[] = [];
     const crawl = (name: string, url: string) =>
-      fetch(`${server.url}/api/generate`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": key },
-        body: JSON.stringify({ url }),
-      }).then(async (res) => (order.push(name), { status: res.status, body: (await res.json()) as any }));
+      generate(server, key, url).then(async (res) => (order.push(name), { status: res.status, body: (await res.json()) as any }));
     const seenBefore = site.requests.length;
     const hostile = crawl("hostile", `${site.url}/`);
     // Wait until the hostile crawl is under way.

@@ -1,25 +1,11 @@
 // POST /api/generate answered by the compiled executable, crawling fixture sites on loopback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { createKey, generate, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
 
 const page = (title: string, links: string[]) =>
   `<!doctype html><html><head><title>${title}</title></head><body>${links.map((l) => `<a href="${l}">${l}</a>`).join("")}</body></html>`;
-
-async function createKey(dbPath: string, ...args: string[]): Promise<string> {
-  const { stdout, code, stderr } = await runBinary(["keys", "create", "--name", "e2e", "--db", dbPath, ...args]);
-  if (code !== 0) throw new Error(stderr);
-  return stdout.trim();
-}
-
-function generate(server: RunningBinary, key: string, url: string, headers: Record<string, string> = {}) {
-  return fetch(`${server.url}/api/generate`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": key, ...headers },
-    body: JSON.stringify({ url }),
-  });
-}
 
 const json = async (res: Response) => (await res.json()) as any;
 

@@ -2,23 +2,11 @@
 // loopback, and the fixture (on loopback) never sees a request. No traffic leaves the machine.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { createKey, generate, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
 
 const INVALID_URL = "Invalid URL. Provide a full URL that includes http:// or https://.";
 const html = (body: string) => new Response(body, { headers: { "content-type": "text/html" } });
-
-async function keyFor(dbPath: string) {
-  return (await runBinary(["keys", "create", "--name", "ssrf", "--db", dbPath])).stdout.trim();
-}
-
-function generate(server: RunningBinary, key: string, url: string) {
-  return fetch(`${server.url}/api/generate`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": key },
-    body: JSON.stringify({ url }),
-  });
-}
 
 describe("dist/genapi, default settings: loopback in every spelling is refused", () => {
   let site: Site;
@@ -27,7 +15,7 @@ describe("dist/genapi, default settings: loopback in every spelling is refused",
   beforeAll(async () => {
     site = await serveSite({ "/": html("<a href='/a'>a</a>"), "/a": html("a") });
     const dbPath = join(tempDir(), "genapi.db");
-    key = await keyFor(dbPath);
+    key = await createKey(dbPath);
     server = await startBinary({ dbPath });
   });
   afterAll(async () => {
@@ -92,7 +80,7 @@ describe("dist/genapi --allow-target: an exception for one host and port only", 
       "/hop": new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${second.port}/` } }),
     });
     const dbPath = join(tempDir(), "genapi.db");
-    const key = await keyFor(dbPath);
+    const key = await createKey(dbPath);
     const server = await startBinary({ dbPath, args: ["--allow-target", `127.0.0.1:${first.port}`] });
     try {
       // The start URL redirects to a forbidden address: 400, and it counts (it was admitted).

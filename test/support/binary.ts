@@ -138,3 +138,20 @@ export async function runBinary(args: string[], options: { env?: Record<string, 
   ]);
   return { stdout, stderr, code };
 }
+
+/** Creates a key in `dbPath` with the executable's own command; returns the key. */
+export async function createKey(dbPath: string, ...args: string[]): Promise<string> {
+  const { stdout, stderr, code } = await runBinary(["keys", "create", "--name", "test", "--db", dbPath, ...args]);
+  if (code !== 0) throw new Error(`keys create failed: ${stderr}`);
+  return stdout.trim();
+}
+
+/** POST /api/generate {"url": url} with the key. */
+export function generate(server: RunningBinary, key: string, url: string, headers: Record<string, string> = {}, signal?: AbortSignal) {
+  return fetch(`${server.url}/api/generate`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key, ...headers },
+    body: JSON.stringify({ url }),
+    signal,
+  });
+}
