@@ -23,7 +23,7 @@ export interface SitemapService {
   crawl: (url: string, signal: AbortSignal) => Promise<CrawlResult>;
 }
 
-export function crawlLimitsFor(config: Pick<ServeConfig, "maxPages" | "crawlTimeoutSeconds">): CrawlLimits {
+function crawlLimitsFor(config: Pick<ServeConfig, "maxPages" | "crawlTimeoutSeconds">): CrawlLimits {
   return { ...defaultCrawlLimits, maxPages: config.maxPages, timeoutMs: config.crawlTimeoutSeconds * 1000 };
 }
 
