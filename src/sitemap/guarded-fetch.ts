@@ -4,7 +4,7 @@
 // certificate check need it: the Host header and, for https, the TLS server name.
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
-import type { HopFetcher } from "./request.ts";
+import { untilAborted, type HopFetcher } from "./request.ts";
 
 /** Sends one request: `fetch` in production; tests wrap it (to trust a test certificate, to record). */
 export type Send = (input: string, init: BunFetchRequestInit) => Promise<Response>;
@@ -51,13 +51,4 @@ function tlsFor(hostname: string): BunFetchRequestInitTLS | undefined {
 
 function withoutHost(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== "host"));
-}
-
-/** `work`, or the signal's reason as soon as it aborts: a slow DNS lookup must not outlive the crawl. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

@@ -35,7 +35,7 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     const timer = setTimeout(() => ctrl.abort(new RequestTimedOut()), timerDelay(timeoutMs));
     let res: Response | undefined;
     try {
-      res = await untilAborted(fetch(url, { signal: ctrl.signal, headers }), ctrl.signal);
+      res = await untilAborted(fetch(url, { signal: ctrl.signal, headers }), ctrl.signal, discardBody);
       return await use(res, ctrl.signal);
     } catch (err) {
       // Report our own abort reason, not the fetch implementation's AbortError.
@@ -53,17 +53,20 @@ export function timerDelay(ms: number): number {
   return Math.min(ms, 2 ** 31 - 1);
 }
 
-/** Settles with `response`, or rejects as soon as `signal` aborts even if the fetcher ignores it. */
-function untilAborted(response: Promise<Response>, signal: AbortSignal): Promise<Response> {
+/**
+ * Settles with `work`, or rejects as soon as `signal` aborts even if the work ignores the signal
+ * (a fetcher, a DNS lookup). A result that arrives after the abort goes to `discard`.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, discard?: (late: T) => void): Promise<T> {
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
-    response.then(
-      (res) => {
+    work.then(
+      (value) => {
         signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) discardBody(res);
-        resolve(res);
+        if (signal.aborted) discard?.(value);
+        resolve(value);
       },
       (err) => {
         signal.removeEventListener("abort", onAbort);
