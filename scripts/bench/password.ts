@@ -4,7 +4,7 @@ import type { Context } from "./context.ts";
 import { CORES, showCommand } from "./proc.ts";
 import { missing, ratios, row, summarize, type SectionResult, type Target } from "./results.ts";
 import { startGenapi, startServer, type Server } from "./servers.ts";
-import { runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
+import { alternating, runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
 
 const CONNECTIONS = 64;
 
@@ -28,26 +28,18 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
   try {
     const sample = await fetch(`${genapi.url}/api.php`);
     const bodyBytes = (await sample.arrayBuffer()).byteLength;
-    ceiling = await startServer([binaries.ceiling, "--port", "0", "--body-bytes", String(bodyBytes)], workDir);
+    const baseline = await startServer([binaries.ceiling, "--port", "0", "--body-bytes", String(bodyBytes)], workDir);
+    ceiling = baseline;
     const ceilingBytes = (await (await fetch(`${ceiling.url}/api.php`)).arrayBuffer()).byteLength;
 
     const measure = (server: Server, seconds = plan.wrkSeconds) =>
       runWrk(wrk, { url: `${server.url}/api.php`, connections: CONNECTIONS, seconds });
-    // Warm both up (JIT, connection setup), then alternate which goes first in each run.
-    await measure(ceiling, 1);
-    await measure(genapi, 1);
-    const ours: WrkResult[] = [];
-    const theirs: WrkResult[] = [];
-    for (let r = 0; r < plan.runs; r++) {
-      ctx.log(`password: run ${r + 1}/${plan.runs}`);
-      if (r % 2 === 0) {
-        theirs.push(await measure(ceiling));
-        ours.push(await measure(genapi));
-      } else {
-        ours.push(await measure(genapi));
-        theirs.push(await measure(ceiling));
-      }
-    }
+    const [theirs, ours] = await alternating(
+      plan.runs,
+      (r) => ctx.log(`password: run ${r + 1}/${plan.runs}`),
+      (seconds) => measure(baseline, seconds),
+      (seconds) => measure(genapi, seconds),
+    );
     const rps = (results: WrkResult[]) => results.map((r) => r.requestsPerSecond);
     const ratio = summarize(ratios(rps(ours), rps(theirs)));
     const p99 = summarize(ours.map((r) => r.p99Ms));

@@ -8,7 +8,7 @@ import type { Context } from "./context.ts";
 import { CORES, freePort, showCommand } from "./proc.ts";
 import { missing, ratios, row, summarize, type SectionResult, type Target } from "./results.ts";
 import { createKey, startGenapi } from "./servers.ts";
-import { runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
+import { alternating, runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
 
 const CONNECTIONS = 64;
 const TITLE = "Quota admission: requests refused with 429";
@@ -54,15 +54,12 @@ wrk.headers["X-API-Key"] = os.getenv("BENCH_KEY")
     );
     const measure = (apiKey: string, seconds = plan.wrkSeconds) =>
       runWrk(wrk, { url: `${genapi.url}/api/generate`, connections: CONNECTIONS, seconds, script, env: { BENCH_KEY: apiKey } });
-    await measure(key, 1);
-    await measure(MISTYPED_KEY, 1);
-    const refused: WrkResult[] = [];
-    const mistyped: WrkResult[] = [];
-    for (let r = 0; r < plan.runs; r++) {
-      ctx.log(`quota: run ${r + 1}/${plan.runs}`);
-      const pair = r % 2 === 0 ? [refused, mistyped] : [mistyped, refused];
-      for (const results of pair) results.push(await measure(results === refused ? key : MISTYPED_KEY));
-    }
+    const [refused, mistyped] = await alternating(
+      plan.runs,
+      (r) => ctx.log(`quota: run ${r + 1}/${plan.runs}`),
+      (seconds) => measure(key, seconds),
+      (seconds) => measure(MISTYPED_KEY, seconds),
+    );
     const after = [await post(key), await post(MISTYPED_KEY)];
     const rps = (results: WrkResult[]) => results.map((r) => r.requestsPerSecond);
     const ratio = summarize(ratios(rps(refused), rps(mistyped)));

@@ -66,3 +66,30 @@ function percentile(out: string, p: string): number {
   if (!match) throw new Error(`wrk output lacks the ${p}% latency: ${out}`);
   return Number(match[1]) * UNIT_MS[match[2]!]!;
 }
+
+/**
+ * Measures two subjects `runs` times after a 1 s warm-up of each, alternating which goes first so
+ * neither always runs on a warmer (or busier) machine. Returns the results of each, run by run.
+ */
+export async function alternating<T>(
+  runs: number,
+  log: (run: number) => void,
+  first: (seconds?: number) => Promise<T>,
+  second: (seconds?: number) => Promise<T>,
+): Promise<[T[], T[]]> {
+  await first(1);
+  await second(1);
+  const a: T[] = [];
+  const b: T[] = [];
+  for (let r = 0; r < runs; r++) {
+    log(r);
+    if (r % 2 === 0) {
+      a.push(await first());
+      b.push(await second());
+    } else {
+      b.push(await second());
+      a.push(await first());
+    }
+  }
+  return [a, b];
+}
