@@ -8,16 +8,19 @@ import { encodePathOnce } from "./url.ts";
 export interface RobotsRules {
   /** Whether the crawler may fetch this normalised URL of the rules' origin. */
   allows(url: string): boolean;
+  /** The values of the file's `Sitemap:` lines (RFC 9309 2.2.4), as written, wherever they appear. */
+  readonly sitemaps: readonly string[];
 }
 
-export const ALLOW_ALL: RobotsRules = { allows: () => true };
+export const ALLOW_ALL: RobotsRules = { allows: () => true, sitemaps: [] };
 
 /** RFC 9309 2.5: crawlers must parse at least 500 KiB; the rest is ignored. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
 /** RFC 9309 2.3.1.2: follow at least five redirects; past them, act as if there were no rules. */
 export const ROBOTS_MAX_REDIRECTS = 5;
 
-interface Rule {
+/** A compiled pattern; also the include/exclude crawl options' (url-filter.ts). */
+export interface Rule {
   allow: boolean;
   /** Specificity: the pattern's length in characters, as written (normalised). */
   length: number;
@@ -45,6 +48,7 @@ export function parseRobots(origin: string, text: string, productToken: string):
   let namedUs = false;
   let agents: string[] = [];
   let inRules = false;
+  const sitemaps: string[] = [];
   for (const raw of text.split(/\r\n|\r|\n/)) {
     const line = raw.replace(/#.*/, "");
     const colon = line.indexOf(":");
@@ -65,6 +69,9 @@ export function parseRobots(origin: string, text: string, productToken: string):
       const rule = compileRule(key === "allow", value);
       if (agents.includes(token)) ours.push(rule);
       if (agents.includes("*")) anyone.push(rule);
+    } else if (key === "sitemap" && value !== "") {
+      // Not part of any group, and it does not end one.
+      sitemaps.push(value);
     }
   }
   const rules = namedUs ? ours : anyone;
@@ -74,10 +81,11 @@ export function parseRobots(origin: string, text: string, productToken: string):
       if (!url.startsWith(prefix)) return false;
       return decide(rules, url.slice(origin.length));
     },
+    sitemaps,
   };
 }
 
-function compileRule(allow: boolean, value: string): Rule {
+export function compileRule(allow: boolean, value: string): Rule {
   const query = value.indexOf("?");
   const path = query < 0 ? value : value.slice(0, query);
   const pattern = encodePathOnce(path) + (query < 0 ? "" : value.slice(query));
@@ -94,7 +102,7 @@ function decide(rules: Rule[], path: string): boolean {
   return best?.allow ?? true;
 }
 
-function matches(rule: Rule, path: string): boolean {
+export function matches(rule: Rule, path: string): boolean {
   const { parts, anchored } = rule;
   if (!path.startsWith(parts[0]!)) return false;
   if (parts.length === 1) return !anchored || path.length === parts[0]!.length;
