@@ -4,6 +4,22 @@
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
 import { decodeHTMLAttribute } from "entities";
 import { normaliseUrl } from "./url.ts";
+import type { Alternate } from "./xml.ts";
+
+/** Images listed per page at most (Google's limit of <image:image> per <url>). */
+export const MAX_IMAGES_PER_PAGE = 1_000;
+/** hreflang alternates listed per page at most: a bound on what one hostile page adds to the sitemap. */
+export const MAX_ALTERNATES_PER_PAGE = 1_000;
+/** What the sitemap may hold of a URL (sitemaps.org's <loc> limit, used for the extensions too). */
+const MAX_EXTENSION_URL_LENGTH = 2_048;
+/** xs:language, the type the xhtml schema gives hreflang; "x-default" matches it too. */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
+
+/** What to gather beyond links, canonical and directives: only for the options that ask for it. */
+export interface ExtractExtras {
+  alternates?: boolean;
+  images?: boolean;
+}
 
 export interface PageFacts {
   /** Normalised http(s) URLs to follow, unique, in document order (empty under meta nofollow). */
@@ -14,6 +30,10 @@ export interface PageFacts {
   canonical: string | null;
   /** `<meta name="robots">` and `<meta name="<productToken>">`. */
   directives: Directives;
+  /** `<link rel="alternate" hreflang href>`, absolute http(s), unique; only when asked for. */
+  alternates?: Alternate[];
+  /** `<img src>`, absolute http(s), unique, at most MAX_IMAGES_PER_PAGE; only when asked for. */
+  images?: string[];
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
@@ -23,10 +43,16 @@ interface Tags {
   directives: Directives;
   /** Hrefs of the links that may be followed, in document order. */
   hrefs: string[];
+  /** hreflang and href as written, when alternates are gathered. */
+  alternates?: { hreflang: string; href: string }[];
+  /** Distinct srcs as written, when images are gathered (a page may repeat an icon thousands of times). */
+  imageSrcs?: Set<string>;
 }
 
-export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number): PageFacts {
+export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
   const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
+  if (extras.alternates) tags.alternates = [];
+  if (extras.images) tags.imageSrcs = new Set();
   readTags(html, tags, productToken.toLowerCase(), true);
 
   // The document base: the first <base href>, itself resolved against the page URL.
@@ -49,7 +75,39 @@ export function extractPage(html: string, pageUrl: string, productToken: string,
       links.add(link);
     }
   }
-  return { links: [...links], linksDropped, canonical, directives: tags.directives };
+  const facts: PageFacts = { links: [...links], linksDropped, canonical, directives: tags.directives };
+  if (tags.alternates) facts.alternates = resolveAlternates(tags.alternates, base);
+  if (tags.imageSrcs) facts.images = resolveImages(tags.imageSrcs, base);
+  return facts;
+}
+
+/** Absolute http(s) hreflang alternates with a valid language tag, the first of each (hreflang, href) pair. */
+function resolveAlternates(written: { hreflang: string; href: string }[], base: string): Alternate[] {
+  const out: Alternate[] = [];
+  const seen = new Set<string>();
+  for (const { hreflang, href } of written) {
+    if (out.length === MAX_ALTERNATES_PER_PAGE) break;
+    const lang = hreflang.trim();
+    if (!LANGUAGE_TAG.test(lang)) continue;
+    const url = normaliseUrl(href, base);
+    if (url === null || url.length > MAX_EXTENSION_URL_LENGTH) continue;
+    const key = `${lang.toLowerCase()} ${url}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ hreflang: lang, href: url });
+  }
+  return out;
+}
+
+/** Absolute http(s) image URLs (data: and other schemes dropped), unique, in document order. */
+function resolveImages(srcs: Set<string>, base: string): string[] {
+  const images = new Set<string>();
+  for (const src of srcs) {
+    if (images.size === MAX_IMAGES_PER_PAGE) break;
+    const url = normaliseUrl(src.trim(), base);
+    if (url !== null && url.length <= MAX_EXTENSION_URL_LENGTH) images.add(url);
+  }
+  return [...images];
 }
 
 /**
@@ -73,8 +131,16 @@ function readTags(html: string, tags: Tags, productToken: string, noscriptIsMark
     })
     .on("link[rel][href]", {
       element(el) {
-        if (tags.canonicalHref === undefined && relTokens(attribute(el, "rel")!).includes("canonical")) {
+        const rel = relTokens(attribute(el, "rel")!);
+        if (tags.canonicalHref === undefined && rel.includes("canonical")) {
           tags.canonicalHref = attribute(el, "href")!;
+        }
+        if (tags.alternates && rel.includes("alternate")) {
+          const hreflang = attribute(el, "hreflang");
+          // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
+          if (hreflang !== null && tags.alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) {
+            tags.alternates.push({ hreflang, href: attribute(el, "href")! });
+          }
         }
       },
     })
@@ -86,6 +152,15 @@ function readTags(html: string, tags: Tags, productToken: string, noscriptIsMark
         }
       },
     });
+  const imageSrcs = tags.imageSrcs;
+  if (imageSrcs) {
+    rewriter.on("img[src]", {
+      element(el) {
+        // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
+        if (imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(attribute(el, "src")!);
+      },
+    });
+  }
   if (noscriptIsMarkup) {
     let content = "";
     rewriter.on("noscript", {

@@ -1,23 +1,67 @@
-// The sitemaps.org 0.9 <urlset> document.
+// The sitemaps.org 0.9 <urlset> document, with Google's image and xhtml (hreflang) extensions.
+// The head, each entry and the tail render separately, so a writer can stream or split them.
+
+/** A `<link rel="alternate" hreflang href>` of a page. */
+export interface Alternate {
+  /** A language tag (xs:language) or "x-default". */
+  hreflang: string;
+  /** Normalised absolute URL. */
+  href: string;
+}
 
 export interface SitemapEntry {
   loc: string;
   /** W3C datetime, from the page's Last-Modified. */
   lastmod?: string;
+  /** Only with the alternates option. */
+  alternates?: Alternate[];
+  /** Normalised absolute image URLs; only with the images option. */
+  images?: string[];
 }
 
-const HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">';
-const TAIL = "</urlset>\n";
+/** The extensions in use: each declares its namespace in the head only when on. */
+export interface SitemapFeatures {
+  alternates?: boolean;
+  images?: boolean;
+}
+
+export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
+export const XHTML_NS = "http://www.w3.org/1999/xhtml";
+export const IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1";
+
+const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
+export const URLSET_TAIL = "</urlset>\n";
 const utf8 = new TextEncoder();
 
-/** The sitemap of `entries`, in the order given (crawlSite sorts them by loc). */
-export function renderSitemap(entries: SitemapEntry[]): string {
-  return HEAD + entries.map(renderEntry).join("") + TAIL;
+/** The XML declaration and the <urlset> start tag, with the namespaces of the features in use. */
+export function urlsetHead(features: SitemapFeatures = {}): string {
+  const xhtml = features.alternates ? ` xmlns:xhtml="${XHTML_NS}"` : "";
+  const image = features.images ? ` xmlns:image="${IMAGE_NS}"` : "";
+  return `${XML_DECLARATION}<urlset xmlns="${SITEMAP_NS}"${xhtml}${image}>`;
 }
 
-function renderEntry(entry: SitemapEntry): string {
-  const lastmod = entry.lastmod === undefined ? "" : `<lastmod>${escapeXml(entry.lastmod)}</lastmod>`;
-  return `<url><loc>${escapeXml(entry.loc)}</loc>${lastmod}</url>`;
+/** The sitemap of `entries`, in the order given (crawlSite sorts them by loc). */
+export function renderSitemap(entries: SitemapEntry[], features: SitemapFeatures = {}): string {
+  return urlsetHead(features) + entries.map(renderEntry).join("") + URLSET_TAIL;
+}
+
+/**
+ * One <url>: loc, lastmod, then the extension elements, which the schema's wildcard takes only after
+ * the sitemaps.org elements. An entry's alternates and images are rendered when present: the crawl
+ * gathers them only with their option on, and the head must then declare their namespaces.
+ */
+export function renderEntry(entry: SitemapEntry): string {
+  let xml = `<url><loc>${escapeXml(entry.loc)}</loc>`;
+  if (entry.lastmod !== undefined) xml += `<lastmod>${escapeXml(entry.lastmod)}</lastmod>`;
+  if (entry.alternates) {
+    for (const { hreflang, href } of entry.alternates) {
+      xml += `<xhtml:link rel="alternate" hreflang="${escapeXml(hreflang)}" href="${escapeXml(href)}"/>`;
+    }
+  }
+  if (entry.images) {
+    for (const image of entry.images) xml += `<image:image><image:loc>${escapeXml(image)}</image:loc></image:image>`;
+  }
+  return `${xml}</url>`;
 }
 
 export function escapeXml(text: string): string {
@@ -30,9 +74,14 @@ const ESCAPES: Record<string, string> = { "&": "amp", "<": "lt", ">": "gt", "'":
  * Sorts by loc (code-unit order) and keeps the first entries that fit in `maxUrls` entries and a
  * `maxBytes` UTF-8 document; `truncated` says whether any were dropped.
  */
-export function fitSitemap(entries: SitemapEntry[], maxUrls: number, maxBytes: number): { entries: SitemapEntry[]; truncated: boolean } {
+export function fitSitemap(
+  entries: SitemapEntry[],
+  maxUrls: number,
+  maxBytes: number,
+  features: SitemapFeatures = {},
+): { entries: SitemapEntry[]; truncated: boolean } {
   const sorted = [...entries].sort((a, b) => (a.loc < b.loc ? -1 : a.loc > b.loc ? 1 : 0));
-  let bytes = utf8.encode(HEAD + TAIL).byteLength;
+  let bytes = utf8.encode(urlsetHead(features) + URLSET_TAIL).byteLength;
   let count = 0;
   for (const entry of sorted) {
     if (count === maxUrls) break;

@@ -1,0 +1,103 @@
+// The crawl options of POST /api/generate and POST /api/jobs: read from the JSON body at step 3,
+// before admission, so an invalid option answers 400 and costs no quota.
+
+export interface CrawlOptions {
+  /** Page requests of this crawl, 1 to the server's cap (the default). */
+  max_pages: number;
+  /** Links followed away from the start page (depth 0); null: no limit. */
+  max_depth: number | null;
+  /** robots.txt-style patterns on path and query: only matching URLs are listed. */
+  include: string[];
+  /** Same syntax: matching URLs are neither fetched nor listed. */
+  exclude: string[];
+  /** Query parameter names (with `*` wildcards) removed from every URL before it is queued or listed. */
+  ignore_query_params: string[];
+  /** Also queue the URLs of the sitemaps named by robots.txt `Sitemap:` lines. */
+  sitemaps_from_robots: boolean;
+  /** `<xhtml:link rel="alternate" hreflang>` entries for the page's hreflang links. */
+  alternates: boolean;
+  /** `<image:image>` entries for the page's `<img src>`. */
+  images: boolean;
+}
+
+/** Bounds that the OpenAPI schemas (model.ts) state too. */
+export const MAX_PATTERNS = 50;
+export const MAX_PATTERN_LENGTH = 2_048;
+export const MAX_PARAM_NAME_LENGTH = 256;
+
+export type ParsedCrawlOptions = { ok: true; options: CrawlOptions } | { ok: false; message: string };
+
+export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
+  return {
+    max_pages: maxPagesCap,
+    max_depth: null,
+    include: [],
+    exclude: [],
+    ignore_query_params: [],
+    sitemaps_from_robots: false,
+    alternates: false,
+    images: false,
+  };
+}
+
+/**
+ * The crawl options of a request body (a JSON object); fields it does not know, `url` among them,
+ * are ignored. The first invalid field gives the 400 message, which names it.
+ */
+export function parseCrawlOptions(body: Record<string, unknown>, limits: { maxPagesCap: number }): ParsedCrawlOptions {
+  const options = defaultCrawlOptions(limits.maxPagesCap);
+  const { maxPagesCap } = limits;
+
+  if (body.max_pages !== undefined) {
+    const value = body.max_pages;
+    if (!isInteger(value) || value < 1 || value > maxPagesCap) return invalid(`max_pages must be an integer from 1 to ${maxPagesCap}.`);
+    options.max_pages = value;
+  }
+  if (body.max_depth !== undefined) {
+    const value = body.max_depth;
+    if (!isInteger(value) || value < 0) return invalid("max_depth must be an integer of 0 or more.");
+    options.max_depth = value;
+  }
+  for (const field of ["include", "exclude"] as const) {
+    if (body[field] === undefined) continue;
+    const list = stringList(body[field], field, "patterns");
+    if (typeof list === "string") return invalid(list);
+    for (const [i, pattern] of list.entries()) {
+      if (!pattern.startsWith("/") || pattern.length > MAX_PATTERN_LENGTH) {
+        return invalid(`${field}[${i}] must be a pattern that starts with / and has at most ${MAX_PATTERN_LENGTH} characters.`);
+      }
+    }
+    options[field] = list;
+  }
+  if (body.ignore_query_params !== undefined) {
+    const list = stringList(body.ignore_query_params, "ignore_query_params", "parameter names");
+    if (typeof list === "string") return invalid(list);
+    for (const [i, name] of list.entries()) {
+      if (name === "" || name.length > MAX_PARAM_NAME_LENGTH) {
+        return invalid(`ignore_query_params[${i}] must be a parameter name of 1 to ${MAX_PARAM_NAME_LENGTH} characters.`);
+      }
+    }
+    options.ignore_query_params = list;
+  }
+  for (const field of ["sitemaps_from_robots", "alternates", "images"] as const) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== "boolean") return invalid(`${field} must be true or false.`);
+    options[field] = value;
+  }
+  return { ok: true, options };
+}
+
+const invalid = (message: string): ParsedCrawlOptions => ({ ok: false, message });
+
+function isInteger(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value);
+}
+
+/** The array of strings, or the message refusing it. */
+function stringList(value: unknown, field: string, what: string): string[] | string {
+  const message = `${field} must be an array of at most ${MAX_PATTERNS} ${what} (strings).`;
+  if (!Array.isArray(value) || value.length > MAX_PATTERNS) return message;
+  if (!value.every((item): item is string => typeof item === "string")) return message;
+  return value;
+}
