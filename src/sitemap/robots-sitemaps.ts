@@ -1,0 +1,283 @@
+// sitemaps_from_robots: the page URLs of the sitemaps that the origin's robots.txt names in its
+// `Sitemap:` lines. Those files are untrusted input and are read as pages are, bounded: a cap on
+// decompressed bytes (gzip bombs), on files and on index nesting (endless or cyclic indexes), on
+// XML element depth; no DTD is read and no entity is expanded (saxes never expands DTD entities; a
+// document with a DOCTYPE is refused outright); the stream is parsed as it arrives, never held whole.
+import { SaxesParser } from "saxes";
+import { isRedirect } from "./headers.ts";
+import { CrawlStopped, type Requester } from "./request.ts";
+import { normaliseUrl } from "./url.ts";
+
+export interface SitemapReadLimits {
+  /** Sitemap files fetched in all, index children included. */
+  maxFiles: number;
+  /** Index nesting: 0 for the files robots.txt names, 1 for the children of an index, ... */
+  maxIndexDepth: number;
+  /** Bytes per file, counted after decompression (and before, for the raw body). */
+  maxBytes: number;
+  /** XML element nesting; a sitemap needs 3, its extensions a few more. */
+  maxElementDepth: number;
+  /** Characters of one <loc>. */
+  maxLocLength: number;
+  /** Redirects followed per file, each within the origin. */
+  maxRedirects: number;
+}
+
+export const defaultSitemapReadLimits: SitemapReadLimits = {
+  maxFiles: 50,
+  maxIndexDepth: 2,
+  // sitemaps.org's limit of one uncompressed sitemap file (50 MB).
+  maxBytes: 52_428_800,
+  maxElementDepth: 16,
+  maxLocLength: 4_096,
+  maxRedirects: 5,
+};
+
+export interface SitemapReadResult {
+  /** Sitemap files read (fetched with a 2xx answer). */
+  files: number;
+  /** A limit, a failed file or the caller stopped the reading before every named file was read. */
+  truncated: boolean;
+}
+
+/**
+ * Reads the sitemaps named by `sitemapLines` that are on `origin` (others are ignored, as are
+ * invalid URLs) and hands each page URL on `origin`, normalised, to `accept`, which answers false
+ * when it wants no more. Sitemap indexes are followed breadth-first; a file is fetched at most once.
+ * Failures of single files (HTTP errors, timeouts, malformed XML) skip that file: what it gave
+ * before failing is kept. A stopped crawl (CrawlStopped) propagates.
+ */
+export async function readRobotsSitemaps(
+  origin: string,
+  sitemapLines: readonly string[],
+  request: Requester,
+  accept: (url: string) => boolean,
+  limits: SitemapReadLimits = defaultSitemapReadLimits,
+): Promise<SitemapReadResult> {
+  const inScope = (url: string | null): url is string => url !== null && url.startsWith(`${origin}/`);
+  const queue: { url: string; depth: number }[] = [];
+  const queued = new Set<string>();
+  const add = (url: string, depth: number) => {
+    if (queued.has(url)) return;
+    queued.add(url);
+    queue.push({ url, depth });
+  };
+  for (const line of sitemapLines) {
+    const url = normaliseUrl(line.trim());
+    if (inScope(url)) add(url, 0);
+  }
+
+  let files = 0;
+  let truncated = false;
+  let wantsMore = true;
+  for (let i = 0; i < queue.length && wantsMore; i++) {
+    if (files === limits.maxFiles) {
+      truncated = true;
+      break;
+    }
+    const { url, depth } = queue[i]!;
+    const outcome = await readOne(url, origin, request, limits, {
+      page: (loc) => {
+        const page = normaliseUrl(loc);
+        if (inScope(page)) wantsMore = accept(page);
+        return wantsMore;
+      },
+      child: (loc) => {
+        const child = normaliseUrl(loc);
+        if (!inScope(child)) return;
+        if (depth + 1 > limits.maxIndexDepth) truncated = true;
+        else add(child, depth + 1);
+      },
+    });
+    if (outcome.read) files++;
+    if (outcome.incomplete) truncated = true;
+  }
+  return { files, truncated: truncated || !wantsMore };
+}
+
+interface Sinks {
+  /** A <urlset>'s <url><loc>; answers false to stop reading. */
+  page: (loc: string) => boolean;
+  /** A <sitemapindex>'s <sitemap><loc>. */
+  child: (loc: string) => void;
+}
+
+/** Fetches one sitemap file (following same-origin redirects) and streams it through the parser. */
+async function readOne(start: string, origin: string, request: Requester, limits: SitemapReadLimits, sinks: Sinks) {
+  let url = start;
+  for (let hop = 0; hop <= limits.maxRedirects; hop++) {
+    let next: string | null = null;
+    try {
+      const result = await request(new URL(url), async (res, signal) => {
+        const location = res.headers.get("location");
+        if (isRedirect(res.status) && location !== null) {
+          next = normaliseUrl(location, url);
+          return { read: false, incomplete: next === null || !next.startsWith(`${origin}/`) };
+        }
+        if (res.status < 200 || res.status > 299 || res.body === null) return { read: false, incomplete: true };
+        return { read: true, incomplete: !(await parseStream(res.body, signal, limits, sinks)) };
+      });
+      if (next === null || result.incomplete) return result;
+    } catch (err) {
+      if (err instanceof CrawlStopped) throw err;
+      // A refused address, a timeout, a reset: this file is skipped.
+      return { read: false, incomplete: true };
+    }
+    url = next;
+  }
+  return { read: false, incomplete: true };
+}
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * Parses a sitemap body as it arrives, gunzipping it when it starts with the gzip magic bytes
+ * (a `.gz` file served without Content-Encoding; an encoded one arrives decoded). Answers whether
+ * the whole document was read without error and within the limits.
+ */
+async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal, limits: SitemapReadLimits, sinks: Sinks): Promise<boolean> {
+  const raw = body.getReader();
+  const first = await raw.read();
+  if (first.done) return true;
+  let reader: ReadableStreamDefaultReader<Uint8Array> = raw;
+  let pending: Uint8Array | undefined = first.value;
+  if (first.value[0] === GZIP_MAGIC[0] && first.value[1] === GZIP_MAGIC[1]) {
+    const compressed = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(first.value),
+      pull: async (controller) => {
+        const { done, value } = await raw.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => raw.cancel(reason),
+    });
+    reader = compressed.pipeThrough(new DecompressionStream("gzip")).getReader();
+    pending = undefined;
+  }
+
+  const parser = new SitemapParser(limits, sinks);
+  const decoder = new TextDecoder();
+  let bytes = 0;
+  // A read waiting on a stalled body ends when the request's time runs out or the crawl stops.
+  const onAbort = () => {
+    void reader.cancel(signal.reason).catch(() => {});
+    void raw.cancel(signal.reason).catch(() => {});
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      let chunk: Uint8Array;
+      if (pending) {
+        chunk = pending;
+        pending = undefined;
+      } else {
+        const next = await reader.read();
+        if (next.done) break;
+        chunk = next.value;
+      }
+      // Past the cap only the part within it is parsed: the entries it completes are kept.
+      const over = bytes + chunk.byteLength > limits.maxBytes;
+      if (over) chunk = chunk.subarray(0, limits.maxBytes - bytes);
+      bytes += chunk.byteLength;
+      if (!parser.write(decoder.decode(chunk, { stream: true })) || over) return false;
+    }
+    return parser.end(decoder.decode());
+  } catch {
+    if (signal.aborted) throw signal.reason;
+    // A corrupt gzip stream or a broken connection: what was parsed before it stays.
+    return false;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    void reader.cancel().catch(() => {});
+  }
+}
+
+/** A <urlset> or <sitemapindex> read with saxes; it stops at the first error or limit. */
+class SitemapParser {
+  private readonly parser = new SaxesParser({ xmlns: false, position: false });
+  /** Local names of the open elements. */
+  private readonly stack: string[] = [];
+  private loc: string | null = null;
+  private stopped = false;
+  private failed = false;
+
+  constructor(
+    private readonly limits: SitemapReadLimits,
+    private readonly sinks: Sinks,
+  ) {
+    const p = this.parser;
+    p.on("error", () => this.fail());
+    // No DTD is ever needed by a sitemap: one is a sign of entity tricks.
+    p.on("doctype", () => this.fail());
+    // saxes goes on emitting the rest of a chunk after an error: every handler checks `stopped`.
+    p.on("opentag", (tag) => {
+      if (this.stopped) return;
+      if (this.stack.length === this.limits.maxElementDepth) return this.fail();
+      const name = localName(tag.name);
+      if (this.stack.length === 0 && name !== "urlset" && name !== "sitemapindex") return this.fail();
+      this.stack.push(name);
+      if (name === "loc" && this.isLoc()) this.loc = "";
+    });
+    p.on("text", (text) => this.addText(text));
+    p.on("cdata", (text) => this.addText(text));
+    p.on("closetag", () => {
+      if (this.stopped) return;
+      if (this.loc !== null && this.isLoc()) this.emit(this.loc.trim());
+      this.loc = null;
+      this.stack.pop();
+    });
+  }
+
+  /** Answers false once the parser has stopped (error, limit, or the caller wants no more). */
+  write(text: string): boolean {
+    if (!this.stopped) {
+      try {
+        this.parser.write(text);
+      } catch {
+        this.fail();
+      }
+    }
+    return !this.stopped;
+  }
+
+  end(text: string): boolean {
+    if (this.write(text) && !this.stopped) {
+      try {
+        this.parser.close();
+      } catch {
+        this.fail();
+      }
+    }
+    return !this.failed && !this.stopped;
+  }
+
+  /** A <loc> directly inside <urlset><url> or <sitemapindex><sitemap>. */
+  private isLoc(): boolean {
+    const [root, entry, loc] = this.stack;
+    return (
+      this.stack.length === 3 && loc === "loc" && ((root === "urlset" && entry === "url") || (root === "sitemapindex" && entry === "sitemap"))
+    );
+  }
+
+  private addText(text: string): void {
+    if (this.loc === null || this.stopped) return;
+    // An overlong <loc> is dropped, not kept growing.
+    this.loc = this.loc.length + text.length > this.limits.maxLocLength ? null : this.loc + text;
+  }
+
+  private emit(loc: string): void {
+    if (this.stack[0] === "sitemapindex") this.sinks.child(loc);
+    else if (!this.sinks.page(loc)) this.stopped = true;
+  }
+
+  private fail(): void {
+    this.failed = true;
+    this.stopped = true;
+  }
+}
+
+function localName(qualified: string): string {
+  const colon = qualified.indexOf(":");
+  return colon < 0 ? qualified : qualified.slice(colon + 1);
+}
