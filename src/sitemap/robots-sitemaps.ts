@@ -130,28 +130,34 @@ async function readOne(start: string, origin: string, request: Requester, limits
 
 const GZIP_MAGIC = [0x1f, 0x8b];
 
+/** What parseStream needs of a reader: the raw body's, or the gunzipped stream's. */
+interface ChunkReader {
+  read(): Promise<{ done: boolean; value?: Uint8Array }>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
 /**
  * Parses a sitemap body as it arrives, gunzipping it when it starts with the gzip magic bytes
  * (a `.gz` file served without Content-Encoding; an encoded one arrives decoded). Answers whether
  * the whole document was read without error and within the limits.
  */
 async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal, limits: SitemapReadLimits, sinks: Sinks): Promise<boolean> {
-  const raw = body.getReader();
+  const raw: ChunkReader = body.getReader();
   const first = await raw.read();
-  if (first.done) return true;
-  let reader: ReadableStreamDefaultReader<Uint8Array> = raw;
+  if (first.done || first.value === undefined) return true;
+  let reader: ChunkReader = raw;
   let pending: Uint8Array | undefined = first.value;
   if (first.value[0] === GZIP_MAGIC[0] && first.value[1] === GZIP_MAGIC[1]) {
     const compressed = new ReadableStream<Uint8Array>({
       start: (controller) => controller.enqueue(first.value),
       pull: async (controller) => {
         const { done, value } = await raw.read();
-        if (done) controller.close();
+        if (done || value === undefined) controller.close();
         else controller.enqueue(value);
       },
       cancel: (reason) => raw.cancel(reason),
     });
-    reader = compressed.pipeThrough(new DecompressionStream("gzip")).getReader();
+    reader = compressed.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>).getReader();
     pending = undefined;
   }
 
@@ -173,7 +179,7 @@ async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal
         pending = undefined;
       } else {
         const next = await reader.read();
-        if (next.done) break;
+        if (next.done || next.value === undefined) break;
         chunk = next.value;
       }
       // Past the cap only the part within it is parsed: the entries it completes are kept.
