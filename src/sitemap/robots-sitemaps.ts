@@ -143,7 +143,30 @@ interface ChunkReader {
  */
 async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal, limits: SitemapReadLimits, sinks: Sinks): Promise<boolean> {
   const raw: ChunkReader = body.getReader();
-  const first = await raw.read();
+  let reader: ChunkReader = raw;
+  // A read waiting on a stalled body ends when the request's time runs out or the crawl stops.
+  const onAbort = () => {
+    void reader.cancel(signal.reason).catch(() => {});
+    void raw.cancel(signal.reason).catch(() => {});
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await parseBody(raw, signal, limits, sinks, (gunzipped) => (reader = gunzipped));
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    void reader.cancel().catch(() => {});
+  }
+}
+
+async function parseBody(
+  raw: ChunkReader,
+  signal: AbortSignal,
+  limits: SitemapReadLimits,
+  sinks: Sinks,
+  setReader: (reader: ChunkReader) => void,
+): Promise<boolean> {
+  const first = await raw.read().catch(() => ({ done: true, value: undefined }));
+  signal.throwIfAborted();
   if (first.done || first.value === undefined) return true;
   let reader: ChunkReader = raw;
   let pending: Uint8Array | undefined = first.value;
@@ -158,18 +181,13 @@ async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal
       cancel: (reason) => raw.cancel(reason),
     });
     reader = compressed.pipeThrough(new DecompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>).getReader();
+    setReader(reader);
     pending = undefined;
   }
 
   const parser = new SitemapParser(limits, sinks);
   const decoder = new TextDecoder();
   let bytes = 0;
-  // A read waiting on a stalled body ends when the request's time runs out or the crawl stops.
-  const onAbort = () => {
-    void reader.cancel(signal.reason).catch(() => {});
-    void raw.cancel(signal.reason).catch(() => {});
-  };
-  signal.addEventListener("abort", onAbort, { once: true });
   try {
     for (;;) {
       signal.throwIfAborted();
@@ -193,9 +211,6 @@ async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal
     if (signal.aborted) throw signal.reason;
     // A corrupt gzip stream or a broken connection: what was parsed before it stays.
     return false;
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    void reader.cancel().catch(() => {});
   }
 }
 

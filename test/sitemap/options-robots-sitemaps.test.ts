@@ -184,3 +184,13 @@ describe("readRobotsSitemaps", () => {
     expect(result.truncated).toBe(true);
   });
 });
+
+test("a file whose body never starts is given up at the request's time limit", async () => {
+  let site: Site;
+  site = await serve({
+    "/silent.xml": () => new Response(new ReadableStream({ pull: () => new Promise(() => {}) }), { headers: { "content-type": "application/xml" } }),
+    "/ok.xml": () => xml(urlset(`${site.url}/ok`)),
+  });
+  const result = await read(site, [`${site.url}/silent.xml`, `${site.url}/ok.xml`], { timeoutMs: 500 });
+  expect(result.urls).toEqual(["/ok"]);
+});
