@@ -1,0 +1,144 @@
+// What jobs need from the store, one interface for SQLite and PostgreSQL. The job row carries its
+// lifecycle and lease; the crawl's growing state (URLs seen and queued, entries listed) lives in
+// their own tables so a job survives its process and any instance can continue or serve it.
+import type { CrawlOptions } from "../sitemap/crawl-options.ts";
+import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
+
+/** A job as stored: the public fields plus what only the server sees. */
+export interface StoredJob {
+  id: string;
+  /** Listing order and cursor: increases with every job created. */
+  seq: number;
+  keyId: number;
+  status: JobStatus;
+  url: string;
+  options: CrawlOptions;
+  callbackUrl: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  progress: JobProgress;
+  result: JobResult | null;
+  error: JobError | null;
+  /** Claims so far (1 on the first run). */
+  attempts: number;
+  /** What the crawl needs to continue (start URL after redirects, report so far); null before its start page. */
+  crawl: CrawlFacts | null;
+}
+
+/** Facts of a crawl in progress, kept with the job so another process can continue it. */
+export interface CrawlFacts {
+  /** The start URL after redirects, normalised; its origin is the crawl's scope. */
+  url: string;
+  truncated: boolean;
+  excluded: Record<string, number>;
+  excludedExamples: Record<string, string[]>;
+}
+
+export interface NewJob {
+  id: string;
+  keyId: number;
+  url: string;
+  options: CrawlOptions;
+  callbackUrl: string | null;
+  /** Kept only until the callback has been sent, then erased. */
+  callbackSecret: string | null;
+  createdAt: string;
+}
+
+/** One queued URL; seq orders the frontier (breadth first). */
+export interface FrontierUrl {
+  url: string;
+  depth: number;
+  seq: number;
+}
+
+/** One listed URL, as the sitemap renders it. */
+export interface StoredEntry {
+  loc: string;
+  lastmod: string | null;
+  /** JSON of alternates/images, when the options gather them. */
+  extra: string | null;
+}
+
+/**
+ * Everything a stretch of crawling changed, written in one transaction, and only while the writer
+ * still holds the job's lease: a process that lost its claim cannot overwrite another's progress.
+ */
+export interface Checkpoint {
+  /** URLs fetched (with what they listed and linked below): no longer in the frontier. */
+  done: string[];
+  /** Links met; the store keeps those it has not seen and gives them the next seq numbers. */
+  discovered: FrontierUrl[];
+  entries: StoredEntry[];
+  progress: JobProgress;
+  crawl: CrawlFacts;
+}
+
+/** The callback of a finished job, while it is still to be sent. */
+export interface PendingCallback {
+  url: string;
+  secret: string;
+}
+
+export type ClaimedJob = StoredJob & { leaseOwner: string };
+
+export interface JobStore {
+  /** Adds a queued job unless `maxQueued` jobs already wait; false: the queue is full. */
+  create(job: NewJob, maxQueued: number): Promise<boolean>;
+  get(id: string): Promise<StoredJob | null>;
+  /** The key's jobs, newest first, older than `beforeSeq` when given. */
+  list(keyId: number, limit: number, beforeSeq: number | null): Promise<StoredJob[]>;
+  /**
+   * Takes the oldest job that is queued, or running or cancelled-unfinished under an expired
+   * lease, for `owner` until `nowMs + leaseMs`; counts an attempt. Safe under concurrency: two
+   * processes never hold one job.
+   */
+  claim(owner: string, nowMs: number, leaseMs: number, nowIso: string): Promise<ClaimedJob | null>;
+  /** Extends the lease and records progress; false when the lease is lost or the job cancelled. */
+  heartbeat(id: string, owner: string, nowMs: number, leaseMs: number, progress: JobProgress): Promise<boolean>;
+  /** Writes a checkpoint under the lease; false when the lease is lost or the job cancelled. */
+  checkpoint(id: string, owner: string, nowMs: number, leaseMs: number, batch: Checkpoint): Promise<boolean>;
+  /** Gives a running job back to the queue with its progress (SIGTERM). */
+  handBack(id: string, owner: string, progress: JobProgress): Promise<void>;
+  /** Records the outcome (the owner must still hold the job); the crawl state is dropped later, in batches. */
+  finish(id: string, owner: string, outcome: { status: JobStatus; result: JobResult | null; error: JobError | null; progress: JobProgress; finishedAt: string }): Promise<boolean>;
+  /** Cancels a queued or running job; returns its status before, or null when it is gone. */
+  cancel(id: string, nowIso: string): Promise<JobStatus | null>;
+  /** Deletes a job at once (404 from then on); its state and parts are deleted later, in batches. */
+  remove(id: string): Promise<void>;
+
+  /** The frontier after `afterSeq` (not yet fetched), in order. */
+  frontier(id: string, afterSeq: number, limit: number): Promise<FrontierUrl[]>;
+  /** Which of `urls` the job has seen (queued or fetched). */
+  seen(id: string, urls: string[]): Promise<Set<string>>;
+  /** The highest frontier seq so far (0 when none). */
+  lastSeq(id: string): Promise<number>;
+  /** Listed entries sorted by loc, after `afterLoc`. */
+  entries(id: string, afterLoc: string | null, limit: number): Promise<StoredEntry[]>;
+  countEntries(id: string): Promise<number>;
+
+  /** A result file: n = 0 is sitemap.xml, n >= 1 the parts. Stored gzip-compressed. */
+  putPart(id: string, n: number, gzipped: Uint8Array): Promise<void>;
+  getPart(id: string, n: number): Promise<Uint8Array | null>;
+
+  /** The callback to send for a finished job, if any; `callbackSent` erases its secret. */
+  pendingCallback(id: string): Promise<PendingCallback | null>;
+  callbackSent(id: string): Promise<void>;
+
+  /** Deletes up to `limit` finished jobs older than `beforeIso`; returns how many. */
+  expire(beforeIso: string, limit: number): Promise<number>;
+  /** Deletes up to `limit` rows of crawl state and parts no longer needed; returns how many. */
+  sweep(limit: number): Promise<number>;
+  /** Jobs waiting and running now, for metrics and the queue limit. */
+  counts(): Promise<Record<JobStatus, number>>;
+}
+
+/** >= 128 random bits, URL-safe: 16 bytes in base64url (22 characters). */
+export function newJobId(random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b)): string {
+  return Buffer.from(random(new Uint8Array(16))).toString("base64url");
+}
+
+export function newCallbackSecret(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+}

@@ -1,0 +1,266 @@
+// The job object of the contract's "Crawl jobs" section and the request/response schemas of the
+// job endpoints, for the OpenAPI document (with examples).
+import { t } from "elysia";
+import type { CrawlOptions } from "../sitemap/crawl-options.ts";
+import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
+
+export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+export const FINISHED: readonly JobStatus[] = ["succeeded", "failed", "cancelled"];
+
+export interface JobProgress {
+  pages_crawled: number;
+  pages_queued: number;
+  urls_listed: number;
+  elapsed_ms: number;
+}
+
+/** The /api/generate success data without `sitemap`, plus where the sitemap is. */
+export interface JobResult {
+  url: string;
+  url_count: number;
+  pages_crawled: number;
+  truncated: boolean;
+  duration_ms: number;
+  generated_at: string;
+  excluded?: Record<string, number>;
+  excluded_examples?: Record<string, string[]>;
+  sitemap_url: string;
+  /** Part files of a split result; 0 when sitemap.xml is the whole sitemap. */
+  sitemap_parts: number;
+}
+
+export interface JobError {
+  status: 400 | 422 | 502;
+  message: string;
+}
+
+/** The job as every endpoint shows it. */
+export interface Job {
+  id: string;
+  status: JobStatus;
+  url: string;
+  options: CrawlOptions;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  progress: JobProgress;
+  result?: JobResult;
+  error?: JobError;
+}
+
+export const emptyProgress = (): JobProgress => ({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 });
+
+const nullableDate = t.Union([t.String({ format: "date-time" }), t.Null()]);
+
+export const JobOptionsModel = t.Object(
+  {
+    max_pages: jsonInteger({ minimum: 1, description: "Page requests of this crawl, 1 to --job-max-pages (the default)." }),
+    max_depth: t.Union([jsonInteger({ minimum: 0 }), t.Null()], { description: "Links followed away from the start page; null: no limit." }),
+    include: t.Array(t.String(), { maxItems: 50, description: "robots.txt-style patterns: only matching URLs are listed." }),
+    exclude: t.Array(t.String(), { maxItems: 50, description: "robots.txt-style patterns: matching URLs are neither fetched nor listed." }),
+    ignore_query_params: t.Array(t.String(), { maxItems: 50, description: "Query parameter names (with * wildcards) removed from every URL." }),
+    sitemaps_from_robots: t.Boolean(),
+    alternates: t.Boolean(),
+    images: t.Boolean(),
+  },
+  { description: "The crawl options as accepted, defaults filled in." },
+);
+
+export const JobProgressModel = t.Object({
+  pages_crawled: jsonInteger({ description: "Page requests made so far, redirect hops included." }),
+  pages_queued: jsonInteger({ description: "URLs waiting to be fetched." }),
+  urls_listed: jsonInteger({ description: "URLs listed so far." }),
+  elapsed_ms: jsonInteger({ description: "Crawl time so far, over all attempts." }),
+});
+
+export const JobResultModel = t.Object({
+  url: t.String({ description: "The start URL after redirects." }),
+  url_count: jsonInteger({ description: "URLs listed, over all parts." }),
+  pages_crawled: jsonInteger(),
+  truncated: t.Boolean({ description: "True when a page or time limit, or a cancel, stopped the crawl early." }),
+  duration_ms: jsonInteger(),
+  generated_at: t.String({ format: "date-time" }),
+  excluded: t.Optional(t.Record(t.String(), jsonInteger(), { description: "URLs met and not listed, by reason." })),
+  excluded_examples: t.Optional(t.Record(t.String(), t.Array(t.String()), { description: "Up to 5 URLs per reason." })),
+  sitemap_url: t.String({ description: "Path of the sitemap (a <sitemapindex> when split)." }),
+  sitemap_parts: jsonInteger({ description: "Number of part files sitemap-<n>.xml; 0 when not split." }),
+});
+
+export const JobModel = t.Object({
+  id: t.String({ description: "Unguessable job id (128 random bits, base64url)." }),
+  status: t.Union(["queued", "running", "succeeded", "failed", "cancelled"].map((s) => t.Literal(s))),
+  url: t.String({ description: "The URL as sent." }),
+  options: JobOptionsModel,
+  created_at: t.String({ format: "date-time" }),
+  started_at: nullableDate,
+  finished_at: nullableDate,
+  progress: JobProgressModel,
+  result: t.Optional(JobResultModel),
+  error: t.Optional(
+    t.Object(
+      { status: t.Union([t.Literal(400), t.Literal(422), t.Literal(502)]), message: t.String() },
+      { description: "How /api/generate would have answered." },
+    ),
+  ),
+});
+
+export const JobRequestModel = t.Object(
+  {
+    url: t.String({ format: "uri", maxLength: 2048, description: "Absolute http:// or https:// URL of the site's start page." }),
+    callback_url: t.Optional(
+      t.String({ format: "uri", maxLength: 2048, description: "POSTed the job JSON when it finishes, signed with X-Genapi-Signature." }),
+    ),
+    max_pages: t.Optional(jsonInteger({ minimum: 1 })),
+    max_depth: t.Optional(jsonInteger({ minimum: 0 })),
+    include: t.Optional(t.Array(t.String(), { maxItems: 50 })),
+    exclude: t.Optional(t.Array(t.String(), { maxItems: 50 })),
+    ignore_query_params: t.Optional(t.Array(t.String(), { maxItems: 50 })),
+    sitemaps_from_robots: t.Optional(t.Boolean()),
+    alternates: t.Optional(t.Boolean()),
+    images: t.Optional(t.Boolean()),
+  },
+  { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
+);
+
+const exampleOptions = {
+  max_pages: 20000,
+  max_depth: null,
+  include: [],
+  exclude: [],
+  ignore_query_params: [],
+  sitemaps_from_robots: false,
+  alternates: false,
+  images: false,
+};
+
+export const exampleJob = {
+  id: "q7Yc0JxkS1uQm3n2V5rT8w",
+  status: "running",
+  url: "https://example.com/",
+  options: exampleOptions,
+  created_at: "2026-11-21T10:15:00.000Z",
+  started_at: "2026-11-21T10:15:00.120Z",
+  finished_at: null,
+  progress: { pages_crawled: 5120, pages_queued: 8300, urls_listed: 4980, elapsed_ms: 61250 },
+};
+
+export const exampleFinishedJob = {
+  ...exampleJob,
+  status: "succeeded",
+  finished_at: "2026-11-21T10:32:41.900Z",
+  progress: { pages_crawled: 61234, pages_queued: 0, urls_listed: 60012, elapsed_ms: 1061780 },
+  result: {
+    url: "https://example.com/",
+    url_count: 60012,
+    pages_crawled: 61234,
+    truncated: false,
+    duration_ms: 1061780,
+    generated_at: "2026-11-21T10:32:41.900Z",
+    sitemap_url: "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+    sitemap_parts: 2,
+  },
+};
+
+const JobError = t.Object({ success: t.Literal(false), message: t.String() });
+const envelope = (message: string, data: ReturnType<typeof t.Object>) =>
+  t.Object({ success: t.Literal(true), message: t.Literal(message), data });
+
+const retryAfter = { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } } satisfies ResponseHeaders;
+
+const error = (description: string, message: string, headers: ResponseHeaders = {}) => ({
+  description,
+  headers,
+  content: { "application/json": { schema: asSchema(JobError), example: { success: false, message } } },
+});
+
+const unauthorized = error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.");
+const notFound = error("No job with this id for this key.", "Job not found.");
+const json = (description: string, schema: ReturnType<typeof t.Object>, example: unknown, headers: ResponseHeaders = {}) => ({
+  description,
+  headers,
+  content: { "application/json": { schema: asSchema(schema), example } },
+});
+
+export const createJobResponses = {
+  202: json(
+    "Accepted: the job is queued. `callback_secret` is shown here once, only when `callback_url` was sent.",
+    envelope("Sitemap job accepted.", t.Composite([JobModel, t.Object({ callback_secret: t.Optional(t.String()) })])),
+    {
+      success: true,
+      message: "Sitemap job accepted.",
+      data: { ...exampleJob, status: "queued", started_at: null, progress: { pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }, callback_secret: "3vQf8m2Xc9..." },
+    },
+    { Location: { description: "The job's URL.", schema: { type: "string" as const } } },
+  ),
+  400: error("Bad body, invalid URL or option, or a target address that is not allowed.", "Invalid URL. Provide a full URL that includes http:// or https://."),
+  401: unauthorized,
+  413: error("Body over 16 KiB.", "Request body is larger than 16 KiB."),
+  429: error("Daily quota used up.", "API rate limit exceeded (5 requests per day). Please contact us for premium access.", retryAfter),
+  503: error("Too many jobs waiting; the request did not count.", "The service is busy: too many sitemap jobs are waiting. Try again later.", retryAfter),
+} satisfies Responses;
+
+export const listJobsResponses = {
+  200: json(
+    "The key's jobs, newest first.",
+    envelope("Jobs listed.", t.Object({ jobs: t.Array(JobModel), next_cursor: t.Union([t.String(), t.Null()]) })),
+    { success: true, message: "Jobs listed.", data: { jobs: [exampleFinishedJob], next_cursor: null } },
+  ),
+  400: error("Bad limit or cursor.", "limit must be an integer from 1 to 100."),
+  401: unauthorized,
+} satisfies Responses;
+
+export const getJobResponses = {
+  200: json("The job.", envelope("Job found.", JobModel), { success: true, message: "Job found.", data: exampleFinishedJob }),
+  401: unauthorized,
+  404: notFound,
+} satisfies Responses;
+
+export const deleteJobResponses = {
+  200: json(
+    "`Job cancelled.` for a queued or running job (what it found is kept, truncated); `Job deleted.` for a finished job (its result is gone).",
+    t.Object({ success: t.Literal(true), message: t.String(), data: t.Optional(JobModel) }),
+    { success: true, message: "Job cancelled.", data: { ...exampleJob, status: "cancelled" } },
+  ),
+  401: unauthorized,
+  404: notFound,
+} satisfies Responses;
+
+export const eventsResponses = {
+  200: {
+    description:
+      "Server-Sent Events: `progress` with the job at least every 2 s while it runs, then one `done` with the final job; the stream then ends.",
+    content: {
+      "text/event-stream": {
+        schema: { type: "string" as const },
+        example: `event: progress\ndata: ${JSON.stringify(exampleJob)}\n\nevent: done\ndata: ${JSON.stringify(exampleFinishedJob)}\n\n`,
+      },
+    },
+  },
+  401: unauthorized,
+  404: notFound,
+} satisfies Responses;
+
+const xml = (description: string, example: string) => ({
+  description,
+  headers: { "Content-Encoding": { description: "gzip when the request's Accept-Encoding allows it.", schema: { type: "string" as const } } },
+  content: { "application/xml": { schema: { type: "string" as const }, example } },
+});
+
+export const sitemapResponses = {
+  200: xml(
+    "The sitemap, or a <sitemapindex> over its parts when the result exceeds 50,000 URLs or 50 MB.",
+    '<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://example.com/sitemap-1.xml</loc></sitemap><sitemap><loc>https://example.com/sitemap-2.xml</loc></sitemap></sitemapindex>\n',
+  ),
+  401: unauthorized,
+  404: notFound,
+  409: error("The job has not succeeded (yet).", "Job q7Yc0JxkS1uQm3n2V5rT8w is running."),
+} satisfies Responses;
+
+export const partResponses = {
+  200: xml(
+    "Part n of a split result.",
+    '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url></urlset>\n',
+  ),
+  401: unauthorized,
+  404: error("No such job for this key, or no such part.", "Job not found."),
+} satisfies Responses;

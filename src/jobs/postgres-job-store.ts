@@ -1,0 +1,356 @@
+// The job store on PostgreSQL: schema version 3 and the JobStore statements. Claiming takes the
+// oldest claimable row with FOR UPDATE SKIP LOCKED, so any number of instances share one queue and
+// never run one job twice; every write of a running job is conditional on its lease.
+import type { SQL } from "bun";
+import type { JobStatus } from "./model.ts";
+import type { ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
+import { jobFromRow } from "./sqlite-job-store.ts";
+
+/** How job statements reach the server: H2's connection wrapper (raced against a deadline, then 503). */
+export interface PgAccess {
+  query<T>(fn: (sql: SQL) => Promise<T>): Promise<T>;
+}
+
+export const postgresJobsMigration = {
+  version: 3,
+  description: "crawl jobs: the job rows with their lease, the crawl state, result parts, cleanup queue",
+  // Mirrors SQLite's version 3. URLs compare with COLLATE "C" (byte order), so entries come out
+  // sorted by loc exactly as on SQLite and as the sitemap lists them.
+  sql: `
+    CREATE TABLE jobs (
+      seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      key_id BIGINT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+      url TEXT NOT NULL,
+      options TEXT NOT NULL,
+      callback_url TEXT,
+      callback_secret TEXT,
+      created_at TEXT NOT NULL,
+      started_at TEXT,
+      finished_at TEXT,
+      progress TEXT NOT NULL,
+      result TEXT,
+      error TEXT,
+      crawl TEXT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      lease_owner TEXT,
+      lease_until BIGINT
+    );
+    CREATE INDEX jobs_by_key ON jobs (key_id, seq);
+    CREATE INDEX jobs_by_status ON jobs (status, seq);
+    CREATE INDEX jobs_by_finish ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+    CREATE TABLE job_urls (
+      job_id TEXT NOT NULL,
+      url TEXT COLLATE "C" NOT NULL,
+      seq BIGINT NOT NULL,
+      depth INTEGER NOT NULL,
+      done BOOLEAN NOT NULL DEFAULT false,
+      PRIMARY KEY (job_id, url)
+    );
+    CREATE INDEX job_urls_frontier ON job_urls (job_id, seq) WHERE NOT done;
+    CREATE TABLE job_entries (
+      job_id TEXT NOT NULL,
+      loc TEXT COLLATE "C" NOT NULL,
+      lastmod TEXT,
+      extra TEXT,
+      PRIMARY KEY (job_id, loc)
+    );
+    CREATE TABLE job_parts (
+      job_id TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      body BYTEA NOT NULL,
+      PRIMARY KEY (job_id, n)
+    );
+    CREATE TABLE job_cleanup (
+      job_id TEXT PRIMARY KEY,
+      parts BOOLEAN NOT NULL
+    );`,
+};
+
+const COLUMNS =
+  "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
+
+/** Rows per multi-row statement: 4 parameters each stays far under PostgreSQL's 65,535. */
+const ROWS_PER_STATEMENT = 1000;
+
+/** `INSERT ... VALUES ($1, $2, ...), (...)` over `rows`, `width` parameters a row, chunked. */
+async function insertRows(sql: SQL, head: string, tail: string, rows: unknown[][]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
+    const params: unknown[] = [];
+    const values = chunk.map((row) => `(${row.map((value) => (params.push(value), `$${params.length}`)).join(", ")})`);
+    await sql.unsafe(`${head} VALUES ${values.join(", ")} ${tail}`, params);
+  }
+}
+
+/** `$2, $3, ...` for an IN list after `offset` leading parameters. */
+const marks = (count: number, offset: number) => Array.from({ length: count }, (_, i) => `$${i + offset + 1}`).join(", ");
+
+type Row = Parameters<typeof jobFromRow>[0];
+
+export function createPostgresJobStore(access: PgAccess): JobStore {
+  const run = <T>(fn: (sql: SQL) => Promise<T>) => access.query(fn);
+  const moveToCleanup = async (sql: SQL, id: string) => {
+    await sql.unsafe(`DELETE FROM jobs WHERE id = $1`, [id]);
+    await sql.unsafe(`INSERT INTO job_cleanup (job_id, parts) VALUES ($1, true) ON CONFLICT (job_id) DO UPDATE SET parts = true`, [id]);
+  };
+  return {
+    create: (job, maxQueued) =>
+      run((sql) =>
+        sql.begin(async (tx) => {
+          // The count and the insert must not interleave with another instance's: one lock for the queue.
+          await tx.unsafe(`SELECT pg_advisory_xact_lock(hashtext('genapi.jobs.queue'))`);
+          const rows = await tx.unsafe(
+            `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress)
+             SELECT $1, $2, 'queued', $3, $4, $5, $6, $7, $8
+             WHERE (SELECT count(*) FROM jobs WHERE status = 'queued') < $9
+             RETURNING id`,
+            [
+              job.id,
+              job.keyId,
+              job.url,
+              JSON.stringify(job.options),
+              job.callbackUrl,
+              job.callbackSecret,
+              job.createdAt,
+              JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+              maxQueued,
+            ],
+          );
+          return rows.length === 1;
+        }),
+      ),
+
+    get: (id) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE id = $1`, [id]);
+        return rows.length ? jobFromRow(rows[0] as Row) : null;
+      }),
+
+    list: (keyId, limit, beforeSeq) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT ${COLUMNS} FROM jobs WHERE key_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+          keyId,
+          beforeSeq ?? Number.MAX_SAFE_INTEGER,
+          limit,
+        ]);
+        return (rows as Row[]).map(jobFromRow);
+      }),
+
+    claim: (owner, nowMs, leaseMs, nowIso) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(
+          `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE 'running' END,
+             lease_owner = $1, lease_until = $2, attempts = attempts + 1, started_at = coalesce(started_at, $3)
+           WHERE seq = (
+             SELECT seq FROM jobs
+             WHERE status = 'queued'
+                OR (status IN ('running', 'cancelled') AND result IS NULL AND error IS NULL AND lease_until < $4)
+             ORDER BY seq LIMIT 1
+             FOR UPDATE SKIP LOCKED)
+           RETURNING ${COLUMNS}`,
+          [owner, nowMs + leaseMs, nowIso, nowMs],
+        );
+        return rows.length ? ({ ...jobFromRow(rows[0] as Row), leaseOwner: owner } satisfies ClaimedJob) : null;
+      }),
+
+    heartbeat: (id, owner, nowMs, leaseMs, progress) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(
+          `UPDATE jobs SET lease_until = $1, progress = $2 WHERE id = $3 AND lease_owner = $4 AND status = 'running' RETURNING id`,
+          [nowMs + leaseMs, JSON.stringify(progress), id, owner],
+        );
+        return rows.length === 1;
+      }),
+
+    checkpoint: (id, owner, nowMs, leaseMs, batch) =>
+      run((sql) =>
+        sql.begin(async (tx) => {
+          const held = await tx.unsafe(
+            `UPDATE jobs SET lease_until = $1, progress = $2, crawl = $3 WHERE id = $4 AND lease_owner = $5 AND status = 'running' RETURNING id`,
+            [nowMs + leaseMs, JSON.stringify(batch.progress), JSON.stringify(batch.crawl), id, owner],
+          );
+          if (held.length !== 1) return false;
+          for (let i = 0; i < batch.done.length; i += ROWS_PER_STATEMENT) {
+            const part = batch.done.slice(i, i + ROWS_PER_STATEMENT);
+            await tx.unsafe(`UPDATE job_urls SET done = true WHERE job_id = $1 AND url IN (${marks(part.length, 1)})`, [id, ...part]);
+          }
+          await insertRows(
+            tx,
+            "INSERT INTO job_urls (job_id, url, seq, depth)",
+            "ON CONFLICT DO NOTHING",
+            batch.discovered.map((link) => [id, link.url, link.seq, link.depth]),
+          );
+          await insertRows(
+            tx,
+            "INSERT INTO job_entries (job_id, loc, lastmod, extra)",
+            "ON CONFLICT DO NOTHING",
+            batch.entries.map((entry) => [id, entry.loc, entry.lastmod, entry.extra]),
+          );
+          return true;
+        }),
+      ),
+
+    handBack: (id, owner, progress) =>
+      run(async (sql) => {
+        await sql.unsafe(
+          `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL, progress = $1, attempts = greatest(attempts - 1, 0)
+           WHERE id = $2 AND lease_owner = $3 AND status = 'running'`,
+          [JSON.stringify(progress), id, owner],
+        );
+      }),
+
+    finish: (id, owner, outcome) =>
+      run((sql) =>
+        sql.begin(async (tx) => {
+          const rows = await tx.unsafe(
+            `UPDATE jobs SET status = $1, result = $2, error = $3, progress = $4, finished_at = coalesce(finished_at, $5),
+               lease_owner = NULL, lease_until = NULL
+             WHERE id = $6 AND lease_owner = $7 RETURNING id`,
+            [
+              outcome.status,
+              outcome.result && JSON.stringify(outcome.result),
+              outcome.error && JSON.stringify(outcome.error),
+              JSON.stringify(outcome.progress),
+              outcome.finishedAt,
+              id,
+              owner,
+            ],
+          );
+          if (rows.length === 1) await tx.unsafe(`INSERT INTO job_cleanup (job_id, parts) VALUES ($1, false) ON CONFLICT DO NOTHING`, [id]);
+          return rows.length === 1;
+        }),
+      ),
+
+    cancel: (id, nowIso) =>
+      run((sql) =>
+        sql.begin(async (tx) => {
+          const rows = await tx.unsafe(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
+          if (!rows.length) return null;
+          const status = (rows[0] as { status: JobStatus }).status;
+          if (status === "queued" || status === "running") {
+            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2`, [nowIso, id]);
+          }
+          return status;
+        }),
+      ),
+
+    remove: (id) => run((sql) => sql.begin((tx) => moveToCleanup(tx, id))),
+
+    frontier: (id, afterSeq, limit) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(
+          `SELECT url, depth, seq FROM job_urls WHERE job_id = $1 AND NOT done AND seq > $2 ORDER BY seq LIMIT $3`,
+          [id, afterSeq, limit],
+        );
+        return (rows as { url: string; depth: number; seq: string }[]).map((r) => ({ url: r.url, depth: r.depth, seq: Number(r.seq) }) satisfies FrontierUrl);
+      }),
+
+    seen: (id, urls) =>
+      run(async (sql) => {
+        const found = new Set<string>();
+        for (let i = 0; i < urls.length; i += ROWS_PER_STATEMENT) {
+          const part = urls.slice(i, i + ROWS_PER_STATEMENT);
+          const rows = await sql.unsafe(`SELECT url FROM job_urls WHERE job_id = $1 AND url IN (${marks(part.length, 1)})`, [id, ...part]);
+          for (const row of rows as { url: string }[]) found.add(row.url);
+        }
+        return found;
+      }),
+
+    lastSeq: (id) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT max(seq) AS seq FROM job_urls WHERE job_id = $1`, [id]);
+        return Number((rows[0] as { seq: string | null }).seq ?? 0);
+      }),
+
+    entries: (id, afterLoc, limit) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT loc, lastmod, extra FROM job_entries WHERE job_id = $1 AND loc > $2 ORDER BY loc LIMIT $3`, [
+          id,
+          afterLoc ?? "",
+          limit,
+        ]);
+        return [...(rows as StoredEntry[])];
+      }),
+
+    countEntries: (id) =>
+      run(async (sql) => Number(((await sql.unsafe(`SELECT count(*) AS n FROM job_entries WHERE job_id = $1`, [id]))[0] as { n: string }).n)),
+
+    putPart: (id, n, gzipped) =>
+      run(async (sql) => {
+        await sql.unsafe(`INSERT INTO job_parts (job_id, n, body) VALUES ($1, $2, $3) ON CONFLICT (job_id, n) DO UPDATE SET body = excluded.body`, [
+          id,
+          n,
+          gzipped,
+        ]);
+      }),
+
+    getPart: (id, n) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT body FROM job_parts WHERE job_id = $1 AND n = $2`, [id, n]);
+        return rows.length ? new Uint8Array((rows[0] as { body: Uint8Array }).body) : null;
+      }),
+
+    pendingCallback: (id) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(
+          `SELECT callback_url, callback_secret FROM jobs WHERE id = $1 AND callback_url IS NOT NULL AND callback_secret IS NOT NULL`,
+          [id],
+        );
+        const row = rows[0] as { callback_url: string; callback_secret: string } | undefined;
+        return row ? { url: row.callback_url, secret: row.callback_secret } : null;
+      }),
+
+    callbackSent: (id) =>
+      run(async (sql) => {
+        await sql.unsafe(`UPDATE jobs SET callback_secret = NULL WHERE id = $1`, [id]);
+      }),
+
+    expire: (beforeIso, limit) =>
+      run((sql) =>
+        sql.begin(async (tx) => {
+          const rows = await tx.unsafe(
+            `SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < $1 AND lease_owner IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED`,
+            [beforeIso, limit],
+          );
+          for (const { id } of rows as { id: string }[]) await moveToCleanup(tx, id);
+          return rows.length;
+        }),
+      ),
+
+    sweep: (limit) =>
+      run((sql) =>
+        sql.begin(async (tx) => {
+          const next = (await tx.unsafe(`SELECT job_id, parts FROM job_cleanup LIMIT 1 FOR UPDATE SKIP LOCKED`))[0] as
+            | { job_id: string; parts: boolean }
+            | undefined;
+          if (!next) return 0;
+          const id = next.job_id;
+          let deleted = (
+            await tx.unsafe(`DELETE FROM job_urls WHERE job_id = $1 AND url IN (SELECT url FROM job_urls WHERE job_id = $1 LIMIT $2)`, [id, limit])
+          ).count;
+          if (deleted < limit) {
+            deleted += (
+              await tx.unsafe(`DELETE FROM job_entries WHERE job_id = $1 AND loc IN (SELECT loc FROM job_entries WHERE job_id = $1 LIMIT $2)`, [
+                id,
+                limit - deleted,
+              ])
+            ).count;
+          }
+          if (deleted < limit && next.parts) deleted += (await tx.unsafe(`DELETE FROM job_parts WHERE job_id = $1`, [id])).count;
+          if (deleted < limit) await tx.unsafe(`DELETE FROM job_cleanup WHERE job_id = $1`, [id]);
+          return Math.max(deleted, 1);
+        }),
+      ),
+
+    counts: () =>
+      run(async (sql) => {
+        const counts: Record<JobStatus, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+        for (const row of (await sql.unsafe(`SELECT status, count(*) AS n FROM jobs GROUP BY status`)) as { status: JobStatus; n: string }[]) {
+          counts[row.status] = Number(row.n);
+        }
+        return counts;
+      }),
+  };
+}

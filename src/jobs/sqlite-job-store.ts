@@ -1,0 +1,360 @@
+// The job store on SQLite: schema version 3 and the JobStore statements. Every claim, heartbeat and
+// checkpoint is one conditional statement or one transaction, so processes sharing the file never
+// run one job twice.
+import type { Database } from "bun:sqlite";
+import type { JobStatus } from "./model.ts";
+import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, NewJob, StoredEntry, StoredJob } from "./job-store.ts";
+
+/** How job statements reach the database: H2's connection wrapper (retry while busy, then 503). */
+export interface SqliteAccess {
+  read<T>(fn: (db: Database) => T): Promise<T>;
+  write<T>(fn: (db: Database) => T): Promise<T>;
+}
+
+export const sqliteJobsMigration = {
+  version: 3,
+  description: "crawl jobs: the job rows with their lease, the crawl state, result parts, cleanup queue",
+  // lease_until: Unix ms. progress/result/error/crawl/options: JSON text. job_urls is both the seen
+  // set and the frontier (done = 0, in seq order). No foreign keys: a million rows of state are
+  // deleted in small batches by the sweeper (job_cleanup), never by one cascading delete.
+  sql: `
+    CREATE TABLE jobs (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      key_id INTEGER NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+      url TEXT NOT NULL,
+      options TEXT NOT NULL,
+      callback_url TEXT,
+      callback_secret TEXT,
+      created_at TEXT NOT NULL,
+      started_at TEXT,
+      finished_at TEXT,
+      progress TEXT NOT NULL,
+      result TEXT,
+      error TEXT,
+      crawl TEXT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      lease_owner TEXT,
+      lease_until INTEGER
+    ) STRICT;
+    CREATE INDEX jobs_by_key ON jobs (key_id, seq);
+    CREATE INDEX jobs_by_status ON jobs (status, seq);
+    CREATE INDEX jobs_by_finish ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+    CREATE TABLE job_urls (
+      job_id TEXT NOT NULL,
+      url TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      depth INTEGER NOT NULL,
+      done INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (job_id, url)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX job_urls_frontier ON job_urls (job_id, seq) WHERE done = 0;
+    CREATE TABLE job_entries (
+      job_id TEXT NOT NULL,
+      loc TEXT NOT NULL,
+      lastmod TEXT,
+      extra TEXT,
+      PRIMARY KEY (job_id, loc)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE job_parts (
+      job_id TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      body BLOB NOT NULL,
+      PRIMARY KEY (job_id, n)
+    ) STRICT;
+    CREATE TABLE job_cleanup (
+      job_id TEXT PRIMARY KEY,
+      parts INTEGER NOT NULL
+    ) STRICT;`,
+};
+
+interface JobRow {
+  seq: number;
+  id: string;
+  key_id: number;
+  status: JobStatus;
+  url: string;
+  options: string;
+  callback_url: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  progress: string;
+  result: string | null;
+  error: string | null;
+  crawl: string | null;
+  attempts: number;
+  lease_owner: string | null;
+}
+
+const COLUMNS =
+  "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
+
+const parseJson = (text: string | null) => (text === null ? null : JSON.parse(text));
+
+export function jobFromRow(row: JobRow): StoredJob {
+  return {
+    id: row.id,
+    seq: Number(row.seq),
+    keyId: Number(row.key_id),
+    status: row.status,
+    url: row.url,
+    options: JSON.parse(row.options),
+    callbackUrl: row.callback_url,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    progress: JSON.parse(row.progress),
+    result: parseJson(row.result),
+    error: parseJson(row.error),
+    crawl: parseJson(row.crawl),
+    attempts: Number(row.attempts),
+  };
+}
+
+/** Chunks for `IN (...)` lists, under SQLite's parameter limit. */
+function* chunks<T>(items: T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+export function createSqliteJobStore(access: SqliteAccess): JobStore {
+  const { read, write } = access;
+  return {
+    create: (job, maxQueued) =>
+      write((db) => {
+        const { changes } = db
+          .query(
+            `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress)
+             SELECT ?, ?, 'queued', ?, ?, ?, ?, ?, ?
+             WHERE (SELECT count(*) FROM jobs WHERE status = 'queued') < ?`,
+          )
+          .run(
+            job.id,
+            job.keyId,
+            job.url,
+            JSON.stringify(job.options),
+            job.callbackUrl,
+            job.callbackSecret,
+            job.createdAt,
+            JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+            maxQueued,
+          );
+        return changes === 1;
+      }),
+
+    get: (id) =>
+      read((db) => {
+        const row = db.query<JobRow, [string]>(`SELECT ${COLUMNS} FROM jobs WHERE id = ?`).get(id);
+        return row ? jobFromRow(row) : null;
+      }),
+
+    list: (keyId, limit, beforeSeq) =>
+      read((db) =>
+        db
+          .query<JobRow, [number, number, number]>(`SELECT ${COLUMNS} FROM jobs WHERE key_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+          .all(keyId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit)
+          .map(jobFromRow),
+      ),
+
+    claim: (owner, nowMs, leaseMs, nowIso) =>
+      write((db) => {
+        // One statement: the subquery and the update see the same snapshot under SQLite's single writer.
+        const row = db
+          .query<JobRow, [string, number, string, number]>(
+            `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE 'running' END,
+               lease_owner = ?1, lease_until = ?2, attempts = attempts + 1, started_at = coalesce(started_at, ?3)
+             WHERE seq = (
+               SELECT seq FROM jobs
+               WHERE status = 'queued'
+                  OR (status IN ('running', 'cancelled') AND result IS NULL AND error IS NULL AND lease_until < ?4)
+               ORDER BY seq LIMIT 1)
+             RETURNING ${COLUMNS}`,
+          )
+          .get(owner, nowMs + leaseMs, nowIso, nowMs);
+        return row ? ({ ...jobFromRow(row), leaseOwner: owner } satisfies ClaimedJob) : null;
+      }),
+
+    heartbeat: (id, owner, nowMs, leaseMs, progress) =>
+      write(
+        (db) =>
+          db
+            .query(`UPDATE jobs SET lease_until = ?, progress = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`)
+            .run(nowMs + leaseMs, JSON.stringify(progress), id, owner).changes === 1,
+      ),
+
+    checkpoint: (id, owner, nowMs, leaseMs, batch: Checkpoint) =>
+      write((db) =>
+        db.transaction(() => {
+          const held = db
+            .query(`UPDATE jobs SET lease_until = ?, progress = ?, crawl = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`)
+            .run(nowMs + leaseMs, JSON.stringify(batch.progress), JSON.stringify(batch.crawl), id, owner).changes;
+          if (held !== 1) return false;
+          const markDone = db.query(`UPDATE job_urls SET done = 1 WHERE job_id = ? AND url = ?`);
+          for (const url of batch.done) markDone.run(id, url);
+          const add = db.query(`INSERT INTO job_urls (job_id, url, seq, depth) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+          for (const link of batch.discovered) add.run(id, link.url, link.seq, link.depth);
+          const list = db.query(`INSERT INTO job_entries (job_id, loc, lastmod, extra) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+          for (const entry of batch.entries) list.run(id, entry.loc, entry.lastmod, entry.extra);
+          return true;
+        })(),
+      ),
+
+    handBack: (id, owner, progress) =>
+      write((db) => {
+        // A graceful hand-back is not a failed attempt: it gives its attempt back.
+        db.query(
+          `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL, progress = ?, attempts = max(attempts - 1, 0)
+           WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+        ).run(JSON.stringify(progress), id, owner);
+      }),
+
+    finish: (id, owner, outcome) =>
+      write((db) =>
+        db.transaction(() => {
+          const { changes } = db
+            .query(
+              `UPDATE jobs SET status = ?, result = ?, error = ?, progress = ?, finished_at = coalesce(finished_at, ?),
+                 lease_owner = NULL, lease_until = NULL
+               WHERE id = ? AND lease_owner = ?`,
+            )
+            .run(
+              outcome.status,
+              outcome.result && JSON.stringify(outcome.result),
+              outcome.error && JSON.stringify(outcome.error),
+              JSON.stringify(outcome.progress),
+              outcome.finishedAt,
+              id,
+              owner,
+            );
+          if (changes === 1) db.query(`INSERT INTO job_cleanup (job_id, parts) VALUES (?, 0) ON CONFLICT DO NOTHING`).run(id);
+          return changes === 1;
+        })(),
+      ),
+
+    cancel: (id, nowIso) =>
+      write((db) =>
+        db.transaction(() => {
+          const row = db.query<{ status: JobStatus }, [string]>(`SELECT status FROM jobs WHERE id = ?`).get(id);
+          if (!row) return null;
+          if (row.status === "queued" || row.status === "running") {
+            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(nowIso, id);
+          }
+          return row.status;
+        })(),
+      ),
+
+    remove: (id) =>
+      write((db) =>
+        db.transaction(() => {
+          db.query(`DELETE FROM jobs WHERE id = ?`).run(id);
+          db.query(`INSERT INTO job_cleanup (job_id, parts) VALUES (?, 1) ON CONFLICT DO UPDATE SET parts = 1`).run(id);
+        })(),
+      ),
+
+    frontier: (id, afterSeq, limit) =>
+      read((db) =>
+        db
+          .query<FrontierUrl, [string, number, number]>(
+            `SELECT url, depth, seq FROM job_urls WHERE job_id = ? AND done = 0 AND seq > ? ORDER BY seq LIMIT ?`,
+          )
+          .all(id, afterSeq, limit),
+      ),
+
+    seen: (id, urls) =>
+      read((db) => {
+        const found = new Set<string>();
+        for (const part of chunks(urls, 500)) {
+          const marks = part.map(() => "?").join(",");
+          for (const row of db.query<{ url: string }, string[]>(`SELECT url FROM job_urls WHERE job_id = ? AND url IN (${marks})`).all(id, ...part)) {
+            found.add(row.url);
+          }
+        }
+        return found;
+      }),
+
+    lastSeq: (id) =>
+      read((db) => db.query<{ seq: number | null }, [string]>(`SELECT max(seq) AS seq FROM job_urls WHERE job_id = ?`).get(id)?.seq ?? 0),
+
+    entries: (id, afterLoc, limit) =>
+      read((db) =>
+        db
+          .query<StoredEntry, [string, string, number]>(
+            `SELECT loc, lastmod, extra FROM job_entries WHERE job_id = ? AND loc > ? ORDER BY loc LIMIT ?`,
+          )
+          .all(id, afterLoc ?? "", limit),
+      ),
+
+    countEntries: (id) =>
+      read((db) => db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM job_entries WHERE job_id = ?`).get(id)!.n),
+
+    putPart: (id, n, gzipped) =>
+      write((db) => {
+        db.query(`INSERT INTO job_parts (job_id, n, body) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET body = excluded.body`).run(id, n, gzipped);
+      }),
+
+    getPart: (id, n) =>
+      read((db) => {
+        const row = db.query<{ body: Uint8Array }, [string, number]>(`SELECT body FROM job_parts WHERE job_id = ? AND n = ?`).get(id, n);
+        return row ? new Uint8Array(row.body) : null;
+      }),
+
+    pendingCallback: (id) =>
+      read((db) => {
+        const row = db
+          .query<{ callback_url: string; callback_secret: string }, [string]>(
+            `SELECT callback_url, callback_secret FROM jobs WHERE id = ? AND callback_url IS NOT NULL AND callback_secret IS NOT NULL`,
+          )
+          .get(id);
+        return row ? { url: row.callback_url, secret: row.callback_secret } : null;
+      }),
+
+    callbackSent: (id) =>
+      write((db) => {
+        db.query(`UPDATE jobs SET callback_secret = NULL WHERE id = ?`).run(id);
+      }),
+
+    expire: (beforeIso, limit) =>
+      write((db) =>
+        db.transaction(() => {
+          const ids = db
+            .query<{ id: string }, [string, number]>(`SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? AND lease_owner IS NULL LIMIT ?`)
+            .all(beforeIso, limit);
+          for (const { id } of ids) {
+            db.query(`DELETE FROM jobs WHERE id = ?`).run(id);
+            db.query(`INSERT INTO job_cleanup (job_id, parts) VALUES (?, 1) ON CONFLICT DO UPDATE SET parts = 1`).run(id);
+          }
+          return ids.length;
+        })(),
+      ),
+
+    sweep: (limit) =>
+      write((db) =>
+        db.transaction(() => {
+          const next = db.query<{ job_id: string; parts: number }, []>(`SELECT job_id, parts FROM job_cleanup LIMIT 1`).get();
+          if (!next) return 0;
+          const id = next.job_id;
+          let deleted = db
+            .query(`DELETE FROM job_urls WHERE job_id = ?1 AND url IN (SELECT url FROM job_urls WHERE job_id = ?1 LIMIT ?2)`)
+            .run(id, limit).changes;
+          if (deleted < limit) {
+            deleted += db
+              .query(`DELETE FROM job_entries WHERE job_id = ?1 AND loc IN (SELECT loc FROM job_entries WHERE job_id = ?1 LIMIT ?2)`)
+              .run(id, limit - deleted).changes;
+          }
+          if (deleted < limit && next.parts === 1) deleted += db.query(`DELETE FROM job_parts WHERE job_id = ?`).run(id).changes;
+          if (deleted < limit) db.query(`DELETE FROM job_cleanup WHERE job_id = ?`).run(id);
+          return Math.max(deleted, 1);
+        })(),
+      ),
+
+    counts: () =>
+      read((db) => {
+        const counts: Record<JobStatus, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+        for (const row of db.query<{ status: JobStatus; n: number }, []>(`SELECT status, count(*) AS n FROM jobs GROUP BY status`).all()) {
+          counts[row.status] = row.n;
+        }
+        return counts;
+      }),
+  };
+}
