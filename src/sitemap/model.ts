@@ -1,6 +1,84 @@
 // The request and response models of POST /api/generate, for the OpenAPI document.
 import { t } from "elysia";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
+import { MAX_PARAM_NAME_LENGTH, MAX_PATTERN_LENGTH, MAX_PATTERNS } from "./crawl-options.ts";
+import { EXCLUSION_REASONS, MAX_EXAMPLES_PER_REASON, type ExclusionReason } from "./exclusions.ts";
+
+const patterns = (description: string, example: string[]) =>
+  t.Optional(
+    t.Array(t.String({ minLength: 1, maxLength: MAX_PATTERN_LENGTH, pattern: "^/" }), {
+      maxItems: MAX_PATTERNS,
+      description,
+      examples: [example],
+    }),
+  );
+
+/**
+ * The crawl options beside `url`, shared by POST /api/generate and POST /api/jobs (whose page cap
+ * is --job-max-pages). An invalid value answers 400 before the quota is counted.
+ */
+export const crawlOptionFields = {
+  max_pages: t.Optional(
+    t.Unsafe<number>({
+      type: "integer",
+      minimum: 1,
+      description: "Page requests of this crawl (redirect hops count, robots.txt does not): 1 to the server's cap, which is also the default (--max-pages, 500 unless set; --job-max-pages for jobs).",
+      examples: [200],
+    }),
+  ),
+  max_depth: t.Optional(
+    t.Unsafe<number>({
+      type: "integer",
+      minimum: 0,
+      description: "Links followed away from the start page, which is depth 0. No limit when absent. Deeper URLs count as `filtered`.",
+      examples: [3],
+    }),
+  ),
+  include: patterns(
+    "robots.txt-style patterns on path and query (`*` any run of characters, `$` the end, each starting with `/`): only matching URLs are listed; the others are still crawled for links.",
+    ["/blog/", "/*.html$"],
+  ),
+  exclude: patterns("Same syntax as `include`: matching URLs are neither fetched nor listed.", ["/admin/", "/*?print="]),
+  ignore_query_params: t.Optional(
+    t.Array(t.String({ minLength: 1, maxLength: MAX_PARAM_NAME_LENGTH }), {
+      maxItems: MAX_PATTERNS,
+      description: 'Query parameter names removed from every URL before it is queued or listed; `*` matches any run of characters (`utm_*`); `["*"]` drops every query.',
+      examples: [["utm_*", "sessionid"]],
+    }),
+  ),
+  sitemaps_from_robots: t.Optional(
+    t.Boolean({
+      default: false,
+      description:
+        "Also queue the page URLs of the origin's existing sitemaps named by robots.txt `Sitemap:` lines (same origin only; sitemap indexes and .gz files read; at most the page budget). They must meet every listing rule like any other URL.",
+      examples: [true],
+    }),
+  ),
+  alternates: t.Optional(
+    t.Boolean({
+      default: false,
+      description: 'Add `<xhtml:link rel="alternate" hreflang=".." href=".."/>` for each page\'s `<link rel="alternate" hreflang>` entries.',
+      examples: [true],
+    }),
+  ),
+  images: t.Optional(
+    t.Boolean({
+      default: false,
+      description: "Add `<image:image><image:loc>..</image:loc></image:image>` for each page's `<img src>` (absolute http(s) URLs, at most 1,000 per page).",
+      examples: [true],
+    }),
+  ),
+};
+
+const requestExample = { url: "https://example.com/" };
+const requestWithOptionsExample = {
+  url: "https://example.com/",
+  max_pages: 200,
+  max_depth: 3,
+  exclude: ["/admin/"],
+  ignore_query_params: ["utm_*"],
+  images: true,
+};
 
 export const GenerateRequestModel = t.Object(
   {
@@ -10,8 +88,34 @@ export const GenerateRequestModel = t.Object(
       description: "Absolute http:// or https:// URL of the site's start page.",
       examples: ["https://example.com/"],
     }),
+    ...crawlOptionFields,
   },
-  { examples: [{ url: "https://example.com/" }] },
+  { examples: [requestExample, requestWithOptionsExample] },
+);
+
+const REASON_DESCRIPTIONS: Record<ExclusionReason, string> = {
+  robots: "Disallowed by robots.txt.",
+  noindex: "`noindex` in `<meta name=\"robots\">` or X-Robots-Tag.",
+  canonical: "Its `rel=\"canonical\"` points elsewhere.",
+  redirect: "The redirecting URL (its target is judged on its own).",
+  not_html: "The final response is not HTML.",
+  http_error: "The final response is a 4xx or 5xx.",
+  failed: "Network error, timeout, or over the size cap.",
+  filtered: "Left out by `include`, `exclude` or `max_depth`.",
+};
+
+/** `data.excluded`: every reason, 0 when nothing fell there. */
+export const ExcludedModel = t.Object(
+  Object.fromEntries(EXCLUSION_REASONS.map((reason) => [reason, jsonInteger({ minimum: 0, description: REASON_DESCRIPTIONS[reason] })])),
+  { description: "How many URLs the crawl met and did not list, by reason." },
+);
+
+/** `data.excluded_examples`: up to 5 URLs per reason. */
+export const ExcludedExamplesModel = t.Object(
+  Object.fromEntries(
+    EXCLUSION_REASONS.map((reason) => [reason, t.Array(t.String({ format: "uri" }), { maxItems: MAX_EXAMPLES_PER_REASON })]),
+  ),
+  { description: "Up to 5 of the URLs counted in `excluded`, by reason." },
 );
 
 export const GenerateSuccess = t.Object({
@@ -25,6 +129,8 @@ export const GenerateSuccess = t.Object({
     truncated: t.Boolean({ description: "True when a page, time or size limit stopped the crawl before it ran out of links." }),
     duration_ms: jsonInteger(),
     generated_at: t.String({ format: "date-time" }),
+    excluded: ExcludedModel,
+    excluded_examples: ExcludedExamplesModel,
   }),
 });
 
@@ -47,6 +153,17 @@ const successExample = {
     truncated: false,
     duration_ms: 412,
     generated_at: "2026-11-21T10:15:00.000Z",
+    excluded: { robots: 0, noindex: 1, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 },
+    excluded_examples: {
+      robots: [],
+      noindex: ["https://example.com/drafts"],
+      canonical: [],
+      redirect: [],
+      not_html: [],
+      http_error: [],
+      failed: [],
+      filtered: [],
+    },
   },
 };
 

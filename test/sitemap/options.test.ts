@@ -256,3 +256,17 @@ describe("rendering the extensions", () => {
     expect((await validateSitemap(misplaced)).valid).toBe(false);
   });
 });
+
+describe("the exclusion report", () => {
+  test("every reason present, counted, at most 5 examples each", async () => {
+    const { emptyExclusionReport, recordExclusion, EXCLUSION_REASONS } = await import("../../src/sitemap/exclusions.ts");
+    const report = emptyExclusionReport();
+    expect(Object.keys(report.excluded)).toEqual([...EXCLUSION_REASONS]);
+    expect(Object.keys(report.excluded_examples)).toEqual([...EXCLUSION_REASONS]);
+    for (let i = 0; i < 7; i++) recordExclusion(report, "noindex", `${S}/n${i}`);
+    recordExclusion(report, "robots", `${S}/r`);
+    expect(report.excluded).toEqual({ robots: 1, noindex: 7, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 });
+    expect(report.excluded_examples.noindex).toEqual([0, 1, 2, 3, 4].map((i) => `${S}/n${i}`));
+    expect(report.excluded_examples.filtered).toEqual([]);
+  });
+});
