@@ -31,6 +31,10 @@ export interface CrawlFacts {
   /** The start URL after redirects, normalised; its origin is the crawl's scope. */
   url: string;
   truncated: boolean;
+  pagesCrawled: number;
+  urlsListed: number;
+  /** Frontier items not yet finished, taken ones included. */
+  queued: number;
   excluded: Record<string, number>;
   excludedExamples: Record<string, string[]>;
 }
@@ -68,8 +72,10 @@ export interface StoredEntry {
 export interface Checkpoint {
   /** URLs fetched (with what they listed and linked below): no longer in the frontier. */
   done: string[];
-  /** Links met; the store keeps those it has not seen and gives them the next seq numbers. */
+  /** New frontier items (unseen links), in order. */
   discovered: FrontierUrl[];
+  /** URLs seen without being queued (redirect hops followed in place, excluded links). */
+  seen: string[];
   entries: StoredEntry[];
   progress: JobProgress;
   crawl: CrawlFacts;
@@ -103,8 +109,11 @@ export interface JobStore {
   handBack(id: string, owner: string, progress: JobProgress): Promise<void>;
   /** Records the outcome (the owner must still hold the job); the crawl state is dropped later, in batches. */
   finish(id: string, owner: string, outcome: { status: JobStatus; result: JobResult | null; error: JobError | null; progress: JobProgress; finishedAt: string }): Promise<boolean>;
-  /** Cancels a queued or running job; returns its status before, or null when it is gone. */
-  cancel(id: string, nowIso: string): Promise<JobStatus | null>;
+  /**
+   * Cancels a queued job (finished at once with `queuedResult`) or a running one (its runner
+   * publishes what it found); returns the status before, or null when the job is gone.
+   */
+  cancel(id: string, nowIso: string, queuedResult: JobResult): Promise<JobStatus | null>;
   /** Deletes a job at once (404 from then on); its state and parts are deleted later, in batches. */
   remove(id: string): Promise<void>;
 

@@ -71,7 +71,7 @@ export const postgresJobsMigration = {
 const COLUMNS =
   "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
 
-/** Rows per multi-row statement: 4 parameters each stays far under PostgreSQL's 65,535. */
+/** Rows per multi-row statement: 5 parameters each stays far under PostgreSQL's 65,535. */
 const ROWS_PER_STATEMENT = 1000;
 
 /** `INSERT ... VALUES ($1, $2, ...), (...)` over `rows`, `width` parameters a row, chunked. */
@@ -172,16 +172,17 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
             [nowMs + leaseMs, JSON.stringify(batch.progress), JSON.stringify(batch.crawl), id, owner],
           );
           if (held.length !== 1) return false;
+          // Added before marking done: an item may be queued and finished within one checkpoint.
+          await insertRows(
+            tx,
+            "INSERT INTO job_urls (job_id, url, seq, depth, done)",
+            "ON CONFLICT DO NOTHING",
+            [...batch.discovered.map((link) => [id, link.url, link.seq, link.depth, false]), ...batch.seen.map((url) => [id, url, 0, 0, true])],
+          );
           for (let i = 0; i < batch.done.length; i += ROWS_PER_STATEMENT) {
             const part = batch.done.slice(i, i + ROWS_PER_STATEMENT);
             await tx.unsafe(`UPDATE job_urls SET done = true WHERE job_id = $1 AND url IN (${marks(part.length, 1)})`, [id, ...part]);
           }
-          await insertRows(
-            tx,
-            "INSERT INTO job_urls (job_id, url, seq, depth)",
-            "ON CONFLICT DO NOTHING",
-            batch.discovered.map((link) => [id, link.url, link.seq, link.depth]),
-          );
           await insertRows(
             tx,
             "INSERT INTO job_entries (job_id, loc, lastmod, extra)",
@@ -223,13 +224,15 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
         }),
       ),
 
-    cancel: (id, nowIso) =>
+    cancel: (id, nowIso, queuedResult) =>
       run((sql) =>
         sql.begin(async (tx) => {
           const rows = await tx.unsafe(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
           if (!rows.length) return null;
           const status = (rows[0] as { status: JobStatus }).status;
-          if (status === "queued" || status === "running") {
+          if (status === "queued") {
+            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, result = $2 WHERE id = $3`, [nowIso, JSON.stringify(queuedResult), id]);
+          } else if (status === "running") {
             await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2`, [nowIso, id]);
           }
           return status;

@@ -190,10 +190,12 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
             .query(`UPDATE jobs SET lease_until = ?, progress = ?, crawl = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`)
             .run(nowMs + leaseMs, JSON.stringify(batch.progress), JSON.stringify(batch.crawl), id, owner).changes;
           if (held !== 1) return false;
+          // Added before marking done: an item may be queued and finished within one checkpoint.
+          const add = db.query(`INSERT INTO job_urls (job_id, url, seq, depth, done) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+          for (const link of batch.discovered) add.run(id, link.url, link.seq, link.depth, 0);
+          for (const url of batch.seen) add.run(id, url, 0, 0, 1);
           const markDone = db.query(`UPDATE job_urls SET done = 1 WHERE job_id = ? AND url = ?`);
           for (const url of batch.done) markDone.run(id, url);
-          const add = db.query(`INSERT INTO job_urls (job_id, url, seq, depth) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
-          for (const link of batch.discovered) add.run(id, link.url, link.seq, link.depth);
           const list = db.query(`INSERT INTO job_entries (job_id, loc, lastmod, extra) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
           for (const entry of batch.entries) list.run(id, entry.loc, entry.lastmod, entry.extra);
           return true;
@@ -232,12 +234,14 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
         })(),
       ),
 
-    cancel: (id, nowIso) =>
+    cancel: (id, nowIso, queuedResult) =>
       write((db) =>
         db.transaction(() => {
           const row = db.query<{ status: JobStatus }, [string]>(`SELECT status FROM jobs WHERE id = ?`).get(id);
           if (!row) return null;
-          if (row.status === "queued" || row.status === "running") {
+          if (row.status === "queued") {
+            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, result = ? WHERE id = ?`).run(nowIso, JSON.stringify(queuedResult), id);
+          } else if (row.status === "running") {
             db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(nowIso, id);
           }
           return row.status;

@@ -1,0 +1,338 @@
+// The job endpoints: POST /api/jobs (steps 1-5 of /api/generate, then 202), the listing, one job,
+// its event stream, its sitemap files, and DELETE. Every request needs the key that created the
+// job; another key or an unknown id answers 404 `Job not found.`
+import { Elysia, t } from "elysia";
+import { API_KEY_SCHEME } from "../ops/docs.ts";
+import { parseCrawlOptions, type CrawlOptions } from "../sitemap/crawl-options.ts";
+import { parseTargetUrl } from "../sitemap/target-url.ts";
+import { newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
+import {
+  createJobResponses,
+  deleteJobResponses,
+  eventsResponses,
+  FINISHED,
+  getJobResponses,
+  JobRequestModel,
+  listJobsResponses,
+  partResponses,
+  sitemapResponses,
+  type Job,
+} from "./model.ts";
+import { jobEvents } from "./events.ts";
+
+export const JOB_NOT_FOUND = "Job not found.";
+export const CALLBACK_URL_MESSAGE = "callback_url must be a full URL that includes http:// or https://.";
+/** Retry-After of a full queue: a queued job takes minutes, not seconds. */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
+
+export type BodyCheck<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** A request admitted by steps 1-5: its key, its URL, the validated body, and its quota. */
+export interface Admitted<T> {
+  keyId: number;
+  sent: string;
+  value: T;
+  /** The rate-limit headers after admission. */
+  headers: Record<string, string>;
+  /** Gives the admission back (503); resolves with the headers to send then. */
+  release: () => Promise<Record<string, string>>;
+}
+
+export interface JobsDeps {
+  store: JobStore;
+  now: () => Date;
+  /** Step 1 alone: the key's id, or null. */
+  authenticate: (request: Request) => Promise<number | null>;
+  /** Steps 1-5 of /api/generate with `validateBody` at step 3: admitted, or the response that refused it. */
+  admit: <T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>) => Promise<Admitted<T> | Response>;
+  /** --job-max-pages and --job-queue. */
+  maxPages: number;
+  maxQueued: number;
+  /** Tells this process's runner that a job is waiting. */
+  wake: () => void;
+  /** The answer to an error the store raised (503 while it is busy or unreachable), or null. */
+  storeError: (error: unknown) => Response | null;
+  /** How often the event stream looks at the job (ms); at most 2 s. */
+  eventsPollMs?: number;
+}
+
+interface JobBody {
+  options: CrawlOptions;
+  callbackUrl: string | null;
+}
+
+const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ success: false, message }, { status, headers });
+
+/** The job as the API shows it: `result` or `error` only once it has one. */
+export function jobView(job: StoredJob): Job {
+  const view: Job = {
+    id: job.id,
+    status: job.status,
+    url: job.url,
+    options: job.options,
+    created_at: job.createdAt,
+    started_at: job.startedAt,
+    finished_at: job.finishedAt,
+    progress: job.progress,
+  };
+  if (job.result) view.result = job.result;
+  if (job.error) view.error = job.error;
+  return view;
+}
+
+function validateJobBody(maxPages: number) {
+  return (body: Record<string, unknown>): BodyCheck<JobBody> => {
+    const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages });
+    if (!parsed.ok) return parsed;
+    let callbackUrl: string | null = null;
+    if (body.callback_url !== undefined) {
+      const url = parseTargetUrl(body.callback_url);
+      if (!url) return { ok: false, message: CALLBACK_URL_MESSAGE };
+      callbackUrl = url.href;
+    }
+    return { ok: true, value: { options: parsed.options, callbackUrl } };
+  };
+}
+
+const cursorOf = (seq: number) => Buffer.from(String(seq)).toString("base64url");
+function seqOf(cursor: string): number | null {
+  const text = Buffer.from(cursor, "base64url").toString();
+  return /^[1-9]\d{0,15}$/.test(text) ? Number(text) : null;
+}
+
+/** True when the request's Accept-Encoding allows gzip (RFC 9110 12.5.3: q=0 refuses it). */
+export function acceptsGzip(header: string | null): boolean {
+  if (!header) return false;
+  let gzip: number | null = null;
+  let star: number | null = null;
+  for (const part of header.split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const weight = q ? Number(q.slice(2)) : 1;
+    if (coding === "gzip" || coding === "x-gzip") gzip = weight;
+    else if (coding === "*") star = weight;
+  }
+  return (gzip ?? star ?? 0) > 0;
+}
+
+function xmlFile(gzipped: Uint8Array, request: Request): Response {
+  const headers: Record<string, string> = { "content-type": "application/xml; charset=utf-8", vary: "Accept-Encoding" };
+  if (acceptsGzip(request.headers.get("accept-encoding"))) {
+    return new Response(gzipped as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-encoding": "gzip" } });
+  }
+  return new Response(Bun.gunzipSync(gzipped as Uint8Array<ArrayBuffer>), { headers });
+}
+
+const idParam = t.Object({ id: t.String({ description: "The job id from POST /api/jobs." }) });
+const secured = { security: [{ [API_KEY_SCHEME]: [] }], tags: ["jobs"] };
+
+export const jobRoutes = (deps: JobsDeps) => {
+  const validate = validateJobBody(deps.maxPages);
+
+  /** The job if this request's key owns it; otherwise the 401 or 404 to answer. */
+  async function ownJob(request: Request, id: string): Promise<StoredJob | Response> {
+    const keyId = await deps.authenticate(request);
+    if (keyId === null) return fail(401, "Authentication failed. Invalid or missing API key.");
+    const job = await deps.store.get(id);
+    return job && job.keyId === keyId ? job : fail(404, JOB_NOT_FOUND);
+  }
+
+  /** Runs a handler; store outages answer 503, anything else a logged 500. */
+  const guard = async (what: string, handler: () => Promise<Response>): Promise<Response> => {
+    try {
+      return await handler();
+    } catch (error) {
+      const answer = deps.storeError(error);
+      if (answer) return answer;
+      console.error(`genapi: ${what} failed: ${(error as Error)?.stack ?? error}`);
+      return fail(500, "Internal server error.");
+    }
+  };
+
+  return new Elysia({ name: "jobs" })
+    .post(
+      "/api/jobs",
+      ({ request }) =>
+        guard("POST /api/jobs", async () => {
+          const admitted = await deps.admit(request, validate);
+          if (admitted instanceof Response) return admitted;
+          const { options, callbackUrl } = admitted.value;
+          const now = deps.now().toISOString();
+          const id = newJobId();
+          const callbackSecret = callbackUrl ? newCallbackSecret() : null;
+          let created: boolean;
+          try {
+            created = await deps.store.create(
+              { id, keyId: admitted.keyId, url: admitted.sent, options, callbackUrl, callbackSecret, createdAt: now },
+              deps.maxQueued,
+            );
+          } catch (error) {
+            await admitted.release().catch(() => {});
+            throw error;
+          }
+          if (!created) {
+            const headers = await admitted.release();
+            return fail(503, "The service is busy: too many sitemap jobs are waiting. Try again later.", {
+              ...headers,
+              "Retry-After": String(QUEUE_FULL_RETRY_AFTER_SECONDS),
+            });
+          }
+          deps.wake();
+          const job = (await deps.store.get(id))!;
+          const data = callbackSecret ? { ...jobView(job), callback_secret: callbackSecret } : jobView(job);
+          return Response.json(
+            { success: true, message: "Sitemap job accepted.", data },
+            { status: 202, headers: { ...admitted.headers, Location: `/api/jobs/${id}` } },
+          );
+        }),
+      {
+        parse: "none",
+        detail: {
+          ...secured,
+          summary: "Start a sitemap job",
+          description:
+            "For crawls that take minutes or hours, or list more than 50,000 URLs. Checks and quota as POST /api/generate " +
+            "(a job counts once, at creation); then 202 with the job. Watch it with GET /api/jobs/{id}/events or poll " +
+            "GET /api/jobs/{id}; with `callback_url`, the finished job is POSTed there, signed `X-Genapi-Signature: " +
+            "sha256=<hex HMAC-SHA256 of the body>` with the `callback_secret` shown once in this answer.",
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: JobRequestModel as never, example: { url: "https://example.com/", max_pages: 20000 } } },
+          },
+          responses: createJobResponses,
+        },
+      },
+    )
+    .get(
+      "/api/jobs",
+      ({ request }) =>
+        guard("GET /api/jobs", async () => {
+          const keyId = await deps.authenticate(request);
+          if (keyId === null) return fail(401, "Authentication failed. Invalid or missing API key.");
+          const params = new URL(request.url).searchParams;
+          const limitText = params.get("limit");
+          const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
+          if (limit < 1 || limit > 100) return fail(400, "limit must be an integer from 1 to 100.");
+          const cursor = params.get("cursor");
+          const before = cursor === null || cursor === "" ? null : seqOf(cursor);
+          if (cursor && before === null) return fail(400, "cursor must be a next_cursor from an earlier page.");
+          const rows = await deps.store.list(keyId, limit + 1, before);
+          const page = rows.slice(0, limit);
+          const next = rows.length > limit ? cursorOf(page[page.length - 1]!.seq) : null;
+          return Response.json({ success: true, message: "Jobs listed.", data: { jobs: page.map(jobView), next_cursor: next } });
+        }),
+      {
+        query: t.Object({
+          limit: t.Optional(t.String({ description: "Jobs per page, 1 to 100 (default 20).", examples: ["20"] })),
+          cursor: t.Optional(t.String({ description: "`data.next_cursor` of the previous page." })),
+        }),
+        detail: { ...secured, summary: "List your jobs, newest first", responses: listJobsResponses },
+      },
+    )
+    .get(
+      "/api/jobs/:id",
+      ({ request, params }) =>
+        guard("GET /api/jobs/:id", async () => {
+          const job = await ownJob(request, params.id);
+          if (job instanceof Response) return job;
+          return Response.json({ success: true, message: "Job found.", data: jobView(job) });
+        }),
+      { params: idParam, detail: { ...secured, summary: "A job: status, progress, result", responses: getJobResponses } },
+    )
+    .get(
+      "/api/jobs/:id/events",
+      ({ request, params }) =>
+        guard("GET /api/jobs/:id/events", async () => {
+          const job = await ownJob(request, params.id);
+          if (job instanceof Response) return job;
+          return jobEvents(jobView(job), {
+            load: async () => {
+              const current = await deps.store.get(job.id);
+              return current ? jobView(current) : null;
+            },
+            isFinished: (view) => FINISHED.includes(view.status),
+            pollMs: deps.eventsPollMs ?? 1000,
+            signal: request.signal,
+            first: jobView(job),
+          });
+        }),
+      {
+        params: idParam,
+        detail: {
+          ...secured,
+          summary: "Watch a job (Server-Sent Events)",
+          description: "`curl -N`, a browser's EventSource or Swagger UI. Finished jobs get their `done` event at once.",
+          responses: eventsResponses,
+        },
+      },
+    )
+    .get(
+      "/api/jobs/:id/sitemap.xml",
+      ({ request, params }) =>
+        guard("GET /api/jobs/:id/sitemap.xml", async () => {
+          const job = await ownJob(request, params.id);
+          if (job instanceof Response) return job;
+          const file = job.result && job.status !== "failed" ? await deps.store.getPart(job.id, 0) : null;
+          if (!file) return fail(409, `Job ${job.id} is ${job.status}.`);
+          return xmlFile(file, request);
+        }),
+      { params: idParam, detail: { ...secured, summary: "The job's sitemap (or sitemap index)", responses: sitemapResponses } },
+    )
+    .get(
+      "/api/jobs/:id/:part",
+      ({ request, params }) =>
+        guard("GET /api/jobs/:id/:part", async () => {
+          const job = await ownJob(request, params.id);
+          if (job instanceof Response) return job;
+          const n = /^sitemap-([1-9]\d{0,6})\.xml$/.exec(params.part)?.[1];
+          const parts = job.result?.sitemap_parts ?? 0;
+          const file = n !== undefined && Number(n) <= parts ? await deps.store.getPart(job.id, Number(n)) : null;
+          if (!file) return fail(404, `Not found: ${new URL(request.url).pathname}`);
+          return xmlFile(file, request);
+        }),
+      {
+        params: t.Object({
+          id: t.String({ description: "The job id." }),
+          part: t.String({ description: "`sitemap-<n>.xml`, n from 1 to result.sitemap_parts.", examples: ["sitemap-1.xml"] }),
+        }),
+        detail: { ...secured, summary: "Part n of a split sitemap: sitemap-<n>.xml", responses: partResponses },
+      },
+    )
+    .delete(
+      "/api/jobs/:id",
+      ({ request, params }) =>
+        guard("DELETE /api/jobs/:id", async () => {
+          const job = await ownJob(request, params.id);
+          if (job instanceof Response) return job;
+          if (FINISHED.includes(job.status)) {
+            await deps.store.remove(job.id);
+            return Response.json({ success: true, message: "Job deleted." });
+          }
+          const now = deps.now().toISOString();
+          // A queued job found nothing: its result says so. A running one's is published by its runner.
+          const before = await deps.store.cancel(job.id, now, {
+            url: job.url,
+            url_count: 0,
+            pages_crawled: 0,
+            truncated: true,
+            duration_ms: 0,
+            generated_at: now,
+            sitemap_url: `/api/jobs/${job.id}/sitemap.xml`,
+            sitemap_parts: 0,
+          });
+          if (before === null) return fail(404, JOB_NOT_FOUND);
+          if (FINISHED.includes(before)) {
+            // It finished meanwhile: DELETE of a finished job deletes it.
+            await deps.store.remove(job.id);
+            return Response.json({ success: true, message: "Job deleted." });
+          }
+          const current = await deps.store.get(job.id);
+          return Response.json({ success: true, message: "Job cancelled.", data: current ? jobView(current) : undefined });
+        }),
+      {
+        params: idParam,
+        detail: { ...secured, summary: "Cancel a running job, or delete a finished one", responses: deleteJobResponses },
+      },
+    );
+};

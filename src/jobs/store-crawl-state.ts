@@ -1,0 +1,219 @@
+// A CrawlState whose frontier, seen set and listed entries live in the store, so a job survives
+// its process and memory stays flat however large the site is. Records are applied in memory at
+// once and written in batches (one transaction per FLUSH_PAGES pages or FLUSH_MS), each under the
+// job's lease; a bounded cache of recent URLs answers most seen checks without the store.
+import { emptyExclusionReport, recordExclusion, type ExclusionReport } from "../sitemap/exclusions.ts";
+import type { CrawlState, FrontierItem, PageRecord, RecordResult, ResumePoint } from "../sitemap/crawl-state.ts";
+import type { SitemapEntry } from "../sitemap/xml.ts";
+import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
+import type { JobProgress } from "./model.ts";
+import { entryOf } from "./publish.ts";
+
+export interface StoreStateOptions {
+  /** Pages per checkpoint at most. */
+  flushPages: number;
+  /** Time between checkpoints at most (ms). */
+  flushMs: number;
+  /** URLs the seen cache holds; older ones are asked of the store. */
+  cacheSize: number;
+  /** Frontier items held in memory; the rest wait in the store. */
+  windowSize: number;
+}
+
+export const defaultStoreStateOptions: StoreStateOptions = { flushPages: 500, flushMs: 1000, cacheSize: 200_000, windowSize: 2_000 };
+
+export interface Lease {
+  /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled). */
+  checkpoint: (batch: Parameters<JobStore["checkpoint"]>[4]) => Promise<boolean>;
+  /** Called once when a checkpoint finds the lease lost: the runner stops the crawl. */
+  lost: () => void;
+  /** Elapsed crawl time over all attempts, for progress. */
+  elapsedMs: () => number;
+  progress: (progress: JobProgress) => void;
+}
+
+export class StoreCrawlState implements CrawlState {
+  private readonly cache = new Set<string>();
+  private window: FrontierUrl[] = [];
+  /** Items newer than the window's end are in the store (or pending) only. */
+  private windowAtTail = false;
+  private lastSeq = 0;
+  /** The seq of the last item taken: the store's frontier continues after it. */
+  private takenSeq = 0;
+  /** Items taken and not yet recorded done. */
+  private inFlight = 0;
+  private facts: CrawlFacts | null = null;
+  private report_: ExclusionReport = emptyExclusionReport();
+  private pending = emptyBatch();
+  private pendingPages = 0;
+  private lastFlush = 0;
+  private flushing: Promise<void> = Promise.resolve();
+  private dead = false;
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly jobId: string,
+    private readonly lease: Lease,
+    private readonly options: StoreStateOptions = defaultStoreStateOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async resume(): Promise<ResumePoint | null> {
+    const job = await this.store.get(this.jobId);
+    this.lastSeq = await this.store.lastSeq(this.jobId);
+    this.lastFlush = this.now();
+    const facts = job?.crawl ?? null;
+    // A fresh crawl's frontier is all in memory until the window fills.
+    this.windowAtTail = facts === null;
+    if (!facts) return null;
+    this.facts = facts;
+    this.report_ = { excluded: { ...this.report_.excluded, ...facts.excluded }, excluded_examples: { ...this.report_.excluded_examples, ...facts.excludedExamples } };
+    return { start: facts.url, queued: facts.queued, pagesCrawled: facts.pagesCrawled, urlsListed: facts.urlsListed, truncated: facts.truncated };
+  }
+
+  async take(max: number): Promise<{ items: FrontierItem[]; queued: number }> {
+    if (this.window.length === 0 && !this.windowAtTail) {
+      // The window ran dry: write what is pending so the store's frontier is complete, then read on.
+      await this.flush();
+      const after = this.takenSeq;
+      this.window = await this.store.frontier(this.jobId, after, this.options.windowSize);
+      this.windowAtTail = this.window.length < this.options.windowSize;
+    }
+    const taken = this.window.splice(0, max);
+    if (taken.length) this.takenSeq = taken[taken.length - 1]!.seq;
+    this.inFlight += taken.length;
+    return { items: taken.map(({ url, depth }) => ({ url, depth })), queued: this.waiting };
+  }
+
+  async claim(url: string): Promise<boolean> {
+    if (this.cache.has(url)) return false;
+    if ((await this.store.seen(this.jobId, [url])).size > 0) {
+      this.remember(url);
+      return false;
+    }
+    this.remember(url);
+    return true;
+  }
+
+  async record(page: PageRecord): Promise<RecordResult> {
+    if (this.dead) return { dropped: 0, queued: 0 };
+    const facts = (this.facts ??= {
+      url: page.start ?? "",
+      truncated: false,
+      pagesCrawled: 0,
+      urlsListed: 0,
+      queued: 0,
+      excluded: {},
+      excludedExamples: {},
+    });
+    if (page.start !== undefined) facts.url = page.start;
+    if (page.done) {
+      this.pending.done.push(page.done.url);
+      facts.queued--;
+      this.inFlight--;
+    }
+    for (const url of page.seen) {
+      this.remember(url);
+      this.pending.seen.push(url);
+    }
+    // Links not in the cache are asked of the store, all at once.
+    const unknown = [...new Set(page.links.map((link) => link.url).filter((url) => !this.cache.has(url)))];
+    const stored = unknown.length ? await this.store.seen(this.jobId, unknown) : new Set<string>();
+    let dropped = 0;
+    for (const link of page.links) {
+      if (this.cache.has(link.url) || stored.has(link.url)) continue;
+      if (link.excluded !== undefined) {
+        this.remember(link.url);
+        this.pending.seen.push(link.url);
+        recordExclusion(this.report_, link.excluded, link.url);
+      } else if (facts.queued >= page.maxFrontier) {
+        dropped++;
+      } else {
+        this.remember(link.url);
+        const item = { url: link.url, depth: link.depth, seq: ++this.lastSeq };
+        this.pending.discovered.push(item);
+        facts.queued++;
+        // While the window holds the frontier's end, new items join it; otherwise the store keeps them.
+        if (this.windowAtTail && this.window.length < this.options.windowSize) this.window.push(item);
+        else this.windowAtTail = false;
+      }
+    }
+    if (page.entry) {
+      const { loc, lastmod, ...extra } = page.entry;
+      this.pending.entries.push({ loc, lastmod: lastmod ?? null, extra: Object.keys(extra).length ? JSON.stringify(extra) : null });
+      facts.urlsListed++;
+    }
+    for (const { reason, url } of page.excluded) recordExclusion(this.report_, reason, url);
+    facts.pagesCrawled += page.pages;
+    if (page.truncated || dropped > 0) facts.truncated = true;
+    this.pendingPages++;
+    this.lease.progress(this.progress());
+    if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
+    return { dropped, queued: this.waiting };
+  }
+
+  /** Writes what is pending as one checkpoint (after any checkpoint already being written). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.dead || !this.facts) return;
+      const batch = this.pending;
+      this.pending = emptyBatch();
+      this.pendingPages = 0;
+      this.lastFlush = this.now();
+      this.facts.excluded = this.report_.excluded;
+      this.facts.excludedExamples = this.report_.excluded_examples;
+      const held = await this.lease.checkpoint({ ...batch, progress: this.progress(), crawl: { ...this.facts } });
+      if (!held) {
+        this.dead = true;
+        this.lease.lost();
+      }
+    });
+    return this.flushing;
+  }
+
+  async *entries(): AsyncIterable<SitemapEntry> {
+    await this.flush();
+    let after: string | null = null;
+    for (;;) {
+      const page: StoredEntry[] = await this.store.entries(this.jobId, after, 2_000);
+      for (const stored of page) yield entryOf(stored);
+      if (page.length < 2_000) return;
+      after = page[page.length - 1]!.loc;
+    }
+  }
+
+  async report(): Promise<ExclusionReport> {
+    return this.report_;
+  }
+
+  progress(): JobProgress {
+    return {
+      pages_crawled: this.facts?.pagesCrawled ?? 0,
+      pages_queued: Math.max(0, this.facts?.queued ?? 0),
+      urls_listed: this.facts?.urlsListed ?? 0,
+      elapsed_ms: Math.round(this.lease.elapsedMs()),
+    };
+  }
+
+  /** Frontier items not taken yet. */
+  private get waiting(): number {
+    return Math.max(0, (this.facts?.queued ?? 0) - this.inFlight);
+  }
+
+  /** Remembers a URL as seen; the oldest are forgotten past the cache size (the store has them by then). */
+  private remember(url: string): void {
+    this.cache.add(url);
+    if (this.cache.size > this.options.cacheSize) {
+      // Forget the oldest tenth at once: Set iteration is insertion order.
+      let drop = Math.floor(this.options.cacheSize / 10);
+      for (const old of this.cache) {
+        this.cache.delete(old);
+        if (--drop === 0) break;
+      }
+    }
+  }
+}
+
+function emptyBatch(): { done: string[]; discovered: FrontierUrl[]; seen: string[]; entries: StoredEntry[] } {
+  return { done: [], discovered: [], seen: [], entries: [] };
+}
