@@ -1,8 +1,14 @@
-// Breadth-first crawl of one origin: what to fetch, what to list, when to stop.
+// Breadth-first crawl of one origin: what to fetch, what to list, when to stop. The growing state
+// (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
+// POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./body.ts";
+import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./crawl-state.ts";
 import { headerDirectives, mergeDirectives } from "./directives.ts";
-import { CrawlFailedError, TargetRefusedError } from "./errors.ts";
+import { CrawlFailedError, NothingListedError, TargetRefusedError } from "./errors.ts";
+import { EXCLUSION_REASONS, nothingListedReason, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import { isHtml, isRedirect, lastModifiedOf, linkHeaderCanonical, mediaTypeOf } from "./headers.ts";
+import { followHops, type HopStep } from "./hops.ts";
+import { MAX_URL_LENGTH, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./limits.ts";
 import { decodeHtml, extractPage } from "./links.ts";
 import { CrawlStopped, createRequester, describeFailure, timerDelay, type HopFetcher, type Requester } from "./request.ts";
 import { fetchRobots, type RobotsRules } from "./robots.ts";
@@ -40,11 +46,11 @@ export const defaultCrawlLimits: CrawlLimits = {
   requestTimeoutMs: 10_000,
   concurrency: 8,
   maxBodyBytes: 5 * 1024 * 1024,
-  maxUrlLength: 2_048,
+  maxUrlLength: MAX_URL_LENGTH,
   maxLinksPerPage: 10_000,
   maxRedirects: 10,
-  maxUrls: 50_000,
-  maxSitemapBytes: 52_428_800,
+  maxUrls: SITEMAP_MAX_URLS,
+  maxSitemapBytes: SITEMAP_MAX_BYTES,
 };
 
 export interface CrawlDeps {
@@ -54,11 +60,42 @@ export interface CrawlDeps {
   userAgent: string;
 }
 
-export interface CrawlResult {
+export interface CrawlProgress {
+  pagesCrawled: number;
+  /** URLs waiting in the frontier. */
+  pagesQueued: number;
+  urlsListed: number;
+  /** Of this run (a resumed job adds its earlier attempts itself). */
+  elapsedMs: number;
+}
+
+export interface RunOptions {
+  /** Stops the crawl: what was found stays in the state, and the run says `stopped: "aborted"`. */
+  signal?: AbortSignal;
+  /** Called every `progressEveryMs` while the crawl runs, and once at its end. */
+  onProgress?: (progress: CrawlProgress) => void;
+  progressEveryMs?: number;
+}
+
+/** How a crawl ended; its entries and exclusions are in the state. */
+export interface CrawlRun {
   /** The start URL after redirects, normalised. */
   url: string;
-  /** Sorted by loc. */
+  pagesCrawled: number;
+  urlsListed: number;
+  /** A page, time or size limit, or a stop, ended the crawl before it ran out of links. */
+  truncated: boolean;
+  /** Why the crawl stopped early: its time budget, or the caller's signal; null when it ran out of work. */
+  stopped: "timed out" | "aborted" | null;
+  durationMs: number;
+}
+
+/** The synchronous crawl's answer: the run, its sitemap (rendered once) and its report. */
+export interface CrawlResult extends ExclusionReport {
+  url: string;
+  /** Sorted by loc; those that fit the sitemap. */
   entries: SitemapEntry[];
+  sitemap: string;
   pagesCrawled: number;
   truncated: boolean;
   durationMs: number;
@@ -66,31 +103,61 @@ export interface CrawlResult {
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1";
 const GC_EVERY_PAGES = 5_000;
+const PROGRESS_EVERY_MS = 1_000;
 
 /**
- * Crawls the origin of `startUrl` (after its redirects). Throws CrawlFailedError when the start page
- * cannot be crawled, TargetRefusedError (from the fetcher) when it or a hop of its redirect chain is
- * on a refused address. `signal` stops the crawl: what was found is returned with truncated: true.
+ * Crawls the origin of `startUrl` in memory and renders its sitemap: POST /api/generate's crawl.
+ * Throws as runCrawl does; a stop by `signal` returns what was found with truncated: true.
  */
 export async function crawlSite(startUrl: string, limits: CrawlLimits, deps: CrawlDeps, signal?: AbortSignal): Promise<CrawlResult> {
+  const state = new MemoryCrawlState();
+  const run = await runCrawl(startUrl, state, limits, deps, { signal });
+  const listed: SitemapEntry[] = [];
+  for await (const entry of state.entries()) listed.push(entry);
+  const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes);
+  return {
+    url: run.url,
+    entries: fit.entries,
+    sitemap: fit.xml,
+    pagesCrawled: run.pagesCrawled,
+    truncated: run.truncated || fit.truncated,
+    durationMs: run.durationMs,
+    ...(await state.report()),
+  };
+}
+
+/**
+ * Crawls the origin of `startUrl` (after its redirects) into `state`, or carries on a crawl that
+ * `state` already holds. Throws TargetRefusedError when the start URL or a hop of its redirects is
+ * on a refused address, CrawlFailedError when the start page cannot be crawled, NothingListedError
+ * when the crawl lists nothing (unless the caller stopped it).
+ */
+export async function runCrawl(startUrl: string, state: CrawlState, limits: CrawlLimits, deps: CrawlDeps, options: RunOptions = {}): Promise<CrawlRun> {
+  const { signal } = options;
   if (signal?.aborted) throw new CrawlFailedError("aborted");
   const stop = new AbortController();
   const onAbort = () => stop.abort(new CrawlStopped("aborted"));
   signal?.addEventListener("abort", onAbort, { once: true });
   const timer = setTimeout(() => stop.abort(new CrawlStopped("timed out")), timerDelay(limits.timeoutMs));
+  const crawl = new Crawl(limits, deps, stop, state);
+  const report = () => options.onProgress?.(crawl.progress());
+  const ticker = options.onProgress ? setInterval(report, options.progressEveryMs ?? PROGRESS_EVERY_MS) : undefined;
   try {
-    return await new Crawl(limits, deps, stop).run(startUrl);
+    const run = await crawl.run(startUrl);
+    report();
+    return run;
   } finally {
     clearTimeout(timer);
+    clearInterval(ticker);
     signal?.removeEventListener("abort", onAbort);
   }
 }
 
-/** The outcome of one HTTP hop. */
-type Hop =
-  | { kind: "redirect"; location: string }
+/** What one request answered, once it is not a redirect. */
+type Answer =
   | { kind: "page"; status: number; headers: Headers; html: string }
-  | { kind: "failed"; reason: string; tooLarge?: true };
+  | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true };
+type PageAnswer = Extract<Answer, { kind: "page" }>;
 
 class Crawl {
   private readonly started: number;
@@ -98,18 +165,20 @@ class Crawl {
   private readonly productToken: string;
   private scope = "";
   private robots: RobotsRules | undefined;
-  // The only state that grows with the site: URL strings, never pages.
-  private readonly seen = new Set<string>();
-  private queue: string[] = [];
-  private queueHead = 0;
-  private readonly entries: SitemapEntry[] = [];
+  /** Frontier items taken from the state and not started yet. */
+  private buffer: FrontierItem[] = [];
+  private queued = 0;
   private pagesCrawled = 0;
+  private urlsListed = 0;
   private truncated = false;
+  /** What became of the start page when it was not listed: the 422's reason. */
+  private startExclusion: ExclusionReason | undefined;
 
   constructor(
     private readonly limits: CrawlLimits,
     private readonly deps: CrawlDeps,
     private readonly stop: AbortController,
+    private readonly state: CrawlState,
   ) {
     this.started = deps.now();
     this.productToken = deps.userAgent.split("/")[0]!;
@@ -117,166 +186,259 @@ class Crawl {
     this.request = createRequester(deps.fetch, headers, limits.requestTimeoutMs, stop.signal);
   }
 
-  async run(startUrl: string): Promise<CrawlResult> {
-    const { url, page } = await this.fetchStart(startUrl);
-    this.scope = originOf(url);
-    this.visit(url, page);
+  progress(): { pagesCrawled: number; pagesQueued: number; urlsListed: number; elapsedMs: number } {
+    return {
+      pagesCrawled: this.pagesCrawled,
+      pagesQueued: this.queued + this.buffer.length,
+      urlsListed: this.urlsListed,
+      elapsedMs: this.deps.now() - this.started,
+    };
+  }
+
+  async run(startUrl: string): Promise<CrawlRun> {
+    const resumed = await this.state.resume();
+    let url: string;
+    if (resumed) {
+      url = resumed.start;
+      this.scope = originOf(url);
+      this.robots = await startPhase(() => fetchRobots(this.scope, this.request, this.productToken));
+      this.pagesCrawled = resumed.pagesCrawled;
+      this.urlsListed = resumed.urlsListed;
+      this.truncated = resumed.truncated;
+      this.queued = resumed.queued;
+    } else {
+      const start = await startPhase(() => this.fetchStart(startUrl));
+      url = start.url;
+      this.scope = originOf(url);
+      this.robots = start.robots;
+      await this.finish(null, start.chain, url, start.page, 0, start.pages, url);
+    }
     await this.crawlQueue();
-    const fit = fitSitemap(this.entries, this.limits.maxUrls, this.limits.maxSitemapBytes);
+    const stopped = this.stop.signal.aborted ? (this.stop.signal.reason as CrawlStopped).reason : null;
+    if (this.urlsListed === 0 && stopped !== "aborted") throw new NothingListedError(await this.nothingListedReason());
     return {
       url,
-      entries: fit.entries,
       pagesCrawled: this.pagesCrawled,
-      truncated: this.truncated || fit.truncated,
+      urlsListed: this.urlsListed,
+      truncated: this.truncated || stopped !== null,
+      stopped,
       durationMs: this.deps.now() - this.started,
     };
   }
 
-  /**
-   * Follows the start URL's redirects to its page, across origins. Each origin on the way has its
-   * robots.txt checked before its URL is fetched; the last origin's rules govern the crawl.
-   */
-  private async fetchStart(startUrl: string): Promise<{ url: string; page: Extract<Hop, { kind: "page" }> }> {
-    let url = normaliseUrl(startUrl);
-    if (url === null) throw new CrawlFailedError("invalid URL");
-    const rulesByOrigin = new Map<string, RobotsRules>();
-    // The chain may be as long as the page budget (each hop is a page request), not maxRedirects.
-    for (;;) {
-      this.seen.add(url);
-      const origin = originOf(url);
-      const rules = rulesByOrigin.get(origin) ?? (await this.startStep(() => fetchRobots(origin, this.request, this.productToken)));
-      rulesByOrigin.set(origin, rules);
-      if (!rules.allows(url)) throw new CrawlFailedError("robots.txt disallows it");
-      if (this.pagesCrawled >= this.limits.maxPages) throw new CrawlFailedError("too many redirects");
-      if (!this.withinTime()) throw new CrawlFailedError("timed out");
-      const current = url;
-      const hop = await this.startStep(() => this.fetchHop(current));
-      if (hop.kind === "failed") throw new CrawlFailedError(hop.reason);
-      if (hop.kind === "page") {
-        this.robots = rules;
-        return { url, page: hop };
-      }
-      const target = normaliseUrl(hop.location, url);
-      if (target === null) throw new CrawlFailedError("redirect to an invalid URL");
-      if (this.seen.has(target)) throw new CrawlFailedError("redirect loop");
-      url = target;
-    }
+  private async nothingListedReason(): Promise<string> {
+    const report = await this.state.report();
+    // A resumed crawl no longer knows its start page: name the first reason anything fell under.
+    const reason = this.startExclusion ?? EXCLUSION_REASONS.find((r) => report.excluded[r] > 0) ?? "failed";
+    return nothingListedReason(reason, report);
   }
 
-  /** A step of the start phase: a stopped crawl there means the start page could not be crawled. */
-  private async startStep<T>(step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (err) {
-      if (err instanceof CrawlStopped) throw new CrawlFailedError(err.reason);
-      throw err;
-    }
+  /**
+   * Follows the start URL's redirects to its page, across origins. Each origin on the way has its
+   * robots.txt checked before its URL is fetched; the last origin's rules govern the crawl. The
+   * chain may be as long as the page budget (each hop is a page request), not maxRedirects.
+   */
+  private async fetchStart(startUrl: string) {
+    const first = normaliseUrl(startUrl);
+    if (first === null) throw new CrawlFailedError("invalid URL");
+    const rulesByOrigin = new Map<string, RobotsRules>();
+    let rules: RobotsRules | undefined;
+    const pagesBefore = this.pagesCrawled;
+    const followed = await followHops<Answer>(
+      first,
+      {
+        maxRedirects: Infinity,
+        resolve: (location, from) => normaliseUrl(location, from),
+        before: async (url) => {
+          const origin = originOf(url);
+          rules = rulesByOrigin.get(origin) ?? (await fetchRobots(origin, this.request, this.productToken));
+          rulesByOrigin.set(origin, rules);
+          if (!rules.allows(url)) return "robots.txt disallows it";
+          if (this.pagesCrawled >= this.limits.maxPages) return "too many redirects";
+          if (!this.withinTime()) return "timed out";
+          return null;
+        },
+        admit: (target, chain) => (chain.includes(target) ? "redirect loop" : null),
+        refusedIsFatal: () => true,
+      },
+      (url) => this.fetchHop(url),
+    );
+    if (followed.kind === "stopped") throw new CrawlFailedError(followed.reason);
+    if (followed.value.kind === "failed") throw new CrawlFailedError(followed.value.reason);
+    return { url: followed.url, page: followed.value, chain: followed.chain, robots: rules!, pages: this.pagesCrawled - pagesBefore };
   }
 
   private async crawlQueue(): Promise<void> {
     const active = new Set<Promise<void>>();
     for (;;) {
-      while (active.size < this.limits.concurrency && this.queueHead < this.queue.length && this.withinBudget()) {
-        const task: Promise<void> = this.crawlOne(this.dequeue()).finally(() => active.delete(task));
+      while (active.size < this.limits.concurrency && this.withinBudget()) {
+        if (this.buffer.length === 0) {
+          if (this.queued === 0) break;
+          const taken = await this.state.take(this.limits.concurrency);
+          this.buffer = taken.items;
+          this.queued = taken.queued;
+          if (this.buffer.length === 0) break;
+          continue;
+        }
+        const task: Promise<void> = this.crawlOne(this.buffer.shift()!).finally(() => active.delete(task));
         active.add(task);
       }
       if (active.size === 0) break;
       await Promise.race(active);
     }
-    if (this.queueHead < this.queue.length) this.truncated = true;
+    if (this.buffer.length > 0 || this.queued > 0) this.truncated = true;
   }
 
-  /** Fetches a queued URL, following in-scope redirects, and visits the page it ends on. */
-  private async crawlOne(start: string): Promise<void> {
-    let url = start;
-    for (let redirects = 0; ; redirects++) {
-      if (!this.withinBudget()) {
+  /** Fetches a queued URL, following in-scope redirects, and records the page it ends on. */
+  private async crawlOne(item: FrontierItem): Promise<void> {
+    const claimed: string[] = [];
+    const excluded: { reason: ExclusionReason; url: string }[] = [];
+    const pagesBefore = this.pagesCrawled;
+    let followed;
+    try {
+      followed = await followHops<Answer>(
+        item.url,
+        {
+          maxRedirects: this.limits.maxRedirects,
+          resolve: (location, from) => normaliseUrl(location, from),
+          before: () => (this.withinBudget() ? null : "out of budget"),
+          admit: async (target) => {
+            const verdict = this.judgeLink(target, item.depth);
+            if (verdict === null) return "out of scope";
+            if (verdict.excluded !== undefined) {
+              // Judged like a link: counted once, under its reason, when first met.
+              if (await this.state.claim(target)) excluded.push({ reason: verdict.excluded, url: target });
+              return verdict.excluded;
+            }
+            if (!(await this.state.claim(target))) return "seen";
+            claimed.push(target);
+            return null;
+          },
+          refusedIsFatal: () => false,
+        },
+        (url) => this.fetchHop(url),
+      );
+    } catch (err) {
+      // A stopped crawl: the item is not recorded, so a resumed crawl takes it again.
+      if (err instanceof CrawlStopped) {
         this.truncated = true;
         return;
       }
-      let hop: Hop;
-      try {
-        hop = await this.fetchHop(url);
-      } catch (err) {
-        if (err instanceof CrawlStopped) this.truncated = true;
-        else if (!(err instanceof TargetRefusedError)) throw err;
-        return;
-      }
-      if (hop.kind === "page") return this.visit(url, hop);
-      if (hop.kind === "failed") {
-        if (hop.tooLarge) this.truncated = true;
-        return;
-      }
-      const target = normaliseUrl(hop.location, url);
-      if (target === null || redirects === this.limits.maxRedirects || !this.mayFetch(target)) return;
-      this.seen.add(target);
-      url = target;
+      throw err;
     }
+    for (const url of followed.chain) excluded.push({ reason: "redirect", url });
+    const pages = this.pagesCrawled - pagesBefore;
+    if (followed.kind === "stopped") {
+      if (followed.reason === "out of budget") this.truncated = true;
+      if (followed.refused) excluded.push({ reason: "failed", url: followed.url });
+      await this.record({ done: item, seen: claimed, links: [], entry: undefined, excluded, pages, truncated: false });
+      return;
+    }
+    await this.finish(item, claimed, followed.url, followed.value, item.depth, pages, undefined, excluded);
   }
 
-  /** One request; every outcome but a refused address or a stopped crawl is a Hop. */
-  private async fetchHop(url: string): Promise<Hop> {
+  /**
+   * Judges the page `url` answered and records it: listed or excluded (with why), and its canonical
+   * URL and links judged for the frontier. `start` marks the start page's record.
+   */
+  private async finish(
+    done: FrontierItem | null,
+    seen: string[],
+    url: string,
+    answer: Answer,
+    depth: number,
+    pages: number,
+    start?: string,
+    excluded: { reason: ExclusionReason; url: string }[] = [],
+  ): Promise<void> {
+    let truncated = false;
+    const links: LinkVerdict[] = [];
+    let entry: SitemapEntry | undefined;
+    if (answer.kind === "failed") {
+      if (answer.tooLarge) truncated = true;
+      excluded.push({ reason: answer.exclusion, url });
+    } else {
+      const page = this.readPage(url, answer);
+      if (page.exclusion === undefined) entry = page.entry;
+      else {
+        excluded.push({ reason: page.exclusion, url });
+        if (start !== undefined) this.startExclusion = page.exclusion;
+      }
+      if (page.canonical !== null && page.canonical !== url) this.pushLink(links, page.canonical, depth);
+      for (const link of page.links) this.pushLink(links, link, depth + 1);
+      truncated ||= page.linksDropped;
+    }
+    if (start !== undefined) seen = [...seen, url];
+    await this.record({ done, start, seen, links, entry, excluded, pages, truncated });
+  }
+
+  private pushLink(links: LinkVerdict[], url: string, depth: number): void {
+    const verdict = this.judgeLink(url, depth);
+    if (verdict !== null) links.push(verdict);
+  }
+
+  /**
+   * Where a URL met as a link (or redirect target) is judged: null when it is not the crawl's to meet
+   * (another origin, too long), else queued, or excluded with its reason. Whether it was seen
+   * already is the state's to say.
+   */
+  private judgeLink(url: string, depth: number): LinkVerdict | null {
+    if (url.length > this.limits.maxUrlLength || !url.startsWith(`${this.scope}/`)) return null;
+    if (!this.robots!.allows(url)) return { url, depth, excluded: "robots" };
+    return { url, depth };
+  }
+
+  private async record(page: Omit<PageRecord, "maxFrontier">): Promise<void> {
+    // Every queued URL costs a request; past the remaining budget a new one would never be fetched.
+    const maxFrontier = Math.max(0, this.limits.maxPages - this.pagesCrawled - this.buffer.length);
+    const result = await this.state.record({ ...page, maxFrontier });
+    this.queued = result.queued;
+    if (page.entry) this.urlsListed++;
+    if (page.truncated || result.dropped > 0) this.truncated = true;
+  }
+
+  /** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
+  private readPage(url: string, page: PageAnswer) {
+    const facts = extractPage(page.html, url, this.productToken, this.limits.maxLinksPerPage);
+    const directives = mergeDirectives(facts.directives, headerDirectives(page.headers.get("x-robots-tag"), this.productToken));
+    const headerCanonical = linkHeaderCanonical(page.headers);
+    const canonical = facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url));
+    let exclusion: ExclusionReason | undefined;
+    if (page.status !== 200) exclusion = "http_error";
+    else if (directives.noindex) exclusion = "noindex";
+    else if (canonical !== null && canonical !== url) exclusion = "canonical";
+    const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(page.headers, this.deps.now()) };
+    if (entry.lastmod === undefined) delete entry.lastmod;
+    return {
+      exclusion,
+      entry,
+      canonical,
+      links: directives.nofollow ? [] : facts.links,
+      linksDropped: !directives.nofollow && facts.linksDropped,
+    };
+  }
+
+  /** One request; every outcome but a refused address or a stopped crawl is a redirect or an Answer. */
+  private async fetchHop(url: string): Promise<HopStep<Answer>> {
     this.pagesCrawled++;
     // The live state is small (URL strings), but a long crawl leaves garbage faster than the
     // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
     if (this.pagesCrawled % GC_EVERY_PAGES === 0) Bun.gc(true);
     try {
-      return await this.request(new URL(url), async (res, signal): Promise<Hop> => {
+      return await this.request(new URL(url), async (res, signal): Promise<HopStep<Answer>> => {
         const location = res.headers.get("location");
         if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
-        if (res.status < 200 || res.status > 299) return { kind: "failed", reason: `HTTP ${res.status}` };
+        if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");
         const media = mediaTypeOf(res.headers);
-        if (!isHtml(media.type)) return { kind: "failed", reason: `not an HTML page (${media.type ?? "no content type"})` };
+        if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
         const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal);
-        if (overflow) return { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, tooLarge: true };
-        return { kind: "page", status: res.status, headers: res.headers, html: decodeHtml(bytes, media.charset) };
+        if (overflow) return { kind: "final", value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true } };
+        return { kind: "final", value: { kind: "page", status: res.status, headers: res.headers, html: decodeHtml(bytes, media.charset) } };
       });
     } catch (err) {
       if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;
-      return { kind: "failed", reason: describeFailure(err) };
+      return failed(describeFailure(err), "failed");
     }
-  }
-
-  /** Lists the page if it qualifies, and queues its canonical URL and links. */
-  private visit(url: string, page: Extract<Hop, { kind: "page" }>): void {
-    const facts = extractPage(page.html, url, this.productToken, this.limits.maxLinksPerPage);
-    const directives = mergeDirectives(facts.directives, headerDirectives(page.headers.get("x-robots-tag"), this.productToken));
-    const headerCanonical = linkHeaderCanonical(page.headers);
-    const canonical = facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url));
-    if (page.status === 200 && !directives.noindex && (canonical === null || canonical === url)) {
-      this.entries.push({ loc: url, lastmod: lastModifiedOf(page.headers, this.deps.now()) });
-    }
-    if (canonical !== null && canonical !== url) this.enqueue(canonical);
-    if (directives.nofollow) return;
-    for (const link of facts.links) this.enqueue(link);
-    if (facts.linksDropped) this.truncated = true;
-  }
-
-  private enqueue(url: string): void {
-    if (!this.mayFetch(url)) return;
-    // Every queued URL costs a request; past the remaining budget a new one would never be fetched.
-    if (this.queue.length - this.queueHead >= this.limits.maxPages - this.pagesCrawled) {
-      this.truncated = true;
-      return;
-    }
-    this.seen.add(url);
-    this.queue.push(url);
-  }
-
-  private dequeue(): string {
-    const url = this.queue[this.queueHead++]!;
-    if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.queueHead);
-      this.queueHead = 0;
-    }
-    return url;
-  }
-
-  /** In scope, not too long, not seen yet, and allowed by robots.txt. */
-  private mayFetch(url: string): boolean {
-    return (
-      url.length <= this.limits.maxUrlLength && url.startsWith(`${this.scope}/`) && !this.seen.has(url) && this.robots!.allows(url)
-    );
   }
 
   /** Page budget and time budget left; running out of time also stops the requests in flight. */
@@ -287,5 +449,19 @@ class Crawl {
   private withinTime(): boolean {
     if (this.deps.now() - this.started >= this.limits.timeoutMs) this.stop.abort(new CrawlStopped("timed out"));
     return !this.stop.signal.aborted;
+  }
+}
+
+function failed(reason: string, exclusion: ExclusionReason): HopStep<Answer> {
+  return { kind: "final", value: { kind: "failed", reason, exclusion } };
+}
+
+/** The start phase: a stopped crawl there means the start page could not be crawled. */
+async function startPhase<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof CrawlStopped) throw new CrawlFailedError(err.reason);
+    throw err;
   }
 }

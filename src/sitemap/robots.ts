@@ -2,6 +2,7 @@
 import { readCapped } from "./body.ts";
 import { CrawlFailedError, TargetRefusedError } from "./errors.ts";
 import { isRedirect } from "./headers.ts";
+import { followHops, type HopPolicy, type HopStep } from "./hops.ts";
 import { CrawlStopped, describeFailure, type Requester } from "./request.ts";
 import { encodePathOnce } from "./url.ts";
 
@@ -118,7 +119,20 @@ export function matches(rule: Rule, path: string): boolean {
   return anchored ? path.length - tail.length >= at && path.endsWith(tail) : path.indexOf(tail, at) >= 0;
 }
 
-type Outcome = { rules: string } | { redirect: string } | { unreachable: string };
+type Outcome = { rules: string } | { unreachable: string };
+
+/** RFC 9309 2.3.1.2: hops after the first may fail or be refused without the site being unreachable. */
+const ROBOTS_HOPS: HopPolicy = {
+  maxRedirects: ROBOTS_MAX_REDIRECTS,
+  resolve(location, from) {
+    const next = URL.parse(location, from);
+    return next !== null && (next.protocol === "http:" || next.protocol === "https:") ? next.href : null;
+  },
+  admit: () => null,
+  // The site itself cannot be reached: a refused address answers 400. A refused later hop is
+  // "unreachable" (the whole site disallowed).
+  refusedIsFatal: (hop) => hop === 0,
+};
 
 /**
  * Fetches and parses `origin`'s robots.txt. 2xx: its rules (first 500 KiB). 4xx, or more than five
@@ -128,38 +142,35 @@ type Outcome = { rules: string } | { redirect: string } | { unreachable: string 
  * ("connection refused", "timed out"), or TargetRefusedError for a refused address.
  */
 export async function fetchRobots(origin: string, request: Requester, productToken: string): Promise<RobotsRules> {
-  let url = new URL("/robots.txt", origin);
-  for (let redirects = 0; ; redirects++) {
-    let outcome: Outcome;
+  const first = `${origin}/robots.txt`;
+  let requests = 0;
+  const followed = await followHops<Outcome>(first, ROBOTS_HOPS, async (url) => {
+    const hop = requests++;
     try {
-      outcome = await request(url, async (res, signal): Promise<Outcome> => {
+      return await request(new URL(url), async (res, signal): Promise<HopStep<Outcome>> => {
         const location = res.headers.get("location");
-        if (isRedirect(res.status) && location !== null) return { redirect: location };
+        if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
         if (res.status >= 200 && res.status < 300) {
           const { bytes, overflow } = await readCapped(res, ROBOTS_MAX_BYTES, signal);
           const text = new TextDecoder().decode(bytes);
           // A cut-off last line could be a truncated rule: drop it.
-          return { rules: overflow ? text.slice(0, text.lastIndexOf("\n") + 1) : text };
+          return { kind: "final", value: { rules: overflow ? text.slice(0, text.lastIndexOf("\n") + 1) : text } };
         }
-        if (res.status >= 400 && res.status < 500) return { rules: "" };
-        return { unreachable: `HTTP ${res.status}` };
+        if (res.status >= 400 && res.status < 500) return { kind: "final", value: { rules: "" } };
+        return { kind: "final", value: { unreachable: `HTTP ${res.status}` } };
       });
     } catch (err) {
-      if (err instanceof CrawlStopped) throw err;
-      if (redirects === 0) {
-        // The site itself cannot be reached: say so plainly (a refused address answers 400).
-        if (err instanceof TargetRefusedError) throw err;
-        throw new CrawlFailedError(describeFailure(err));
-      }
-      outcome = { unreachable: err instanceof TargetRefusedError ? "address not allowed" : describeFailure(err) };
+      if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;
+      // The site itself cannot be reached: say so plainly.
+      if (hop === 0) throw new CrawlFailedError(describeFailure(err));
+      return { kind: "final", value: { unreachable: describeFailure(err) } };
     }
-    if ("rules" in outcome) return parseRobots(origin, outcome.rules, productToken);
-    if ("unreachable" in outcome) throw new CrawlFailedError(`robots.txt unreachable (${outcome.unreachable})`);
-    if (redirects === ROBOTS_MAX_REDIRECTS) return ALLOW_ALL;
-    const next = URL.parse(outcome.redirect, url.href);
-    if (next === null || (next.protocol !== "http:" && next.protocol !== "https:")) {
-      throw new CrawlFailedError("robots.txt unreachable (invalid redirect)");
-    }
-    url = next;
+  });
+  if (followed.kind === "stopped") {
+    if (followed.reason === "too many redirects") return ALLOW_ALL;
+    if (followed.refused) throw new CrawlFailedError("robots.txt unreachable (address not allowed)");
+    throw new CrawlFailedError("robots.txt unreachable (invalid redirect)");
   }
+  if ("unreachable" in followed.value) throw new CrawlFailedError(`robots.txt unreachable (${followed.value.unreachable})`);
+  return parseRobots(origin, followed.value.rules, productToken);
 }

@@ -8,10 +8,9 @@ import { admit, peek, quotaForKey, rateLimitHeaders, rateLimitMessage, release }
 import { API_KEY_SCHEME } from "../ops/docs.ts";
 import type { CrawlResult } from "./crawler.ts";
 import { CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
-import { CrawlFailedError, TargetRefusedError } from "./errors.ts";
+import { crawlErrorAnswer, TargetRefusedError } from "./errors.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
 import { INVALID_URL_MESSAGE, parseTargetUrl } from "./target-url.ts";
-import { renderSitemap } from "./xml.ts";
 
 const BODY_LIMIT = 16 * 1024;
 export const AUTH_FAILED_MESSAGE = "Authentication failed. Invalid or missing API key.";
@@ -104,7 +103,7 @@ async function generateFor(request: Request, deps: SitemapDeps, bucket: string, 
         message: "Sitemap generated successfully.",
         data: {
           url: result.url,
-          sitemap: renderSitemap(result.entries),
+          sitemap: result.sitemap,
           url_count: result.entries.length,
           pages_crawled: result.pagesCrawled,
           truncated: result.truncated,
@@ -115,10 +114,8 @@ async function generateFor(request: Request, deps: SitemapDeps, bucket: string, 
       { headers },
     );
   } catch (error) {
-    if (error instanceof TargetRefusedError) return fail(400, error.reason, headers);
-    if (error instanceof CrawlFailedError) {
-      return fail(502, `Could not crawl ${sent}: ${error.reason}`, headers);
-    }
+    const answer = crawlErrorAnswer(error, sent);
+    if (answer) return fail(answer.status, answer.message, headers);
     throw error;
   } finally {
     releaseSlot();

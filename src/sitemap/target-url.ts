@@ -1,8 +1,8 @@
 // Step 3 of the sitemap contract: is the `url` field a full http(s) URL we are willing to crawl?
 
-export const INVALID_URL_MESSAGE = "Invalid URL. Provide a full URL that includes http:// or https://.";
+import { MAX_URL_LENGTH } from "./limits.ts";
 
-const MAX_URL_LENGTH = 2048;
+export const INVALID_URL_MESSAGE = "Invalid URL. Provide a full URL that includes http:// or https://.";
 
 /**
  * The text itself must start with `http://` or `https://` and a non-empty authority: the URL

@@ -72,22 +72,27 @@ const ESCAPES: Record<string, string> = { "&": "amp", "<": "lt", ">": "gt", "'":
 
 /**
  * Sorts by loc (code-unit order) and keeps the first entries that fit in `maxUrls` entries and a
- * `maxBytes` UTF-8 document; `truncated` says whether any were dropped.
+ * `maxBytes` UTF-8 document; `truncated` says whether any were dropped. `xml` is that document:
+ * each entry is rendered once, for its size and for the text.
  */
 export function fitSitemap(
   entries: SitemapEntry[],
   maxUrls: number,
   maxBytes: number,
   features: SitemapFeatures = {},
-): { entries: SitemapEntry[]; truncated: boolean } {
+): { entries: SitemapEntry[]; truncated: boolean; xml: string } {
   const sorted = [...entries].sort((a, b) => (a.loc < b.loc ? -1 : a.loc > b.loc ? 1 : 0));
-  let bytes = utf8.encode(urlsetHead(features) + URLSET_TAIL).byteLength;
-  let count = 0;
+  const head = urlsetHead(features);
+  let bytes = utf8.encode(head + URLSET_TAIL).byteLength;
+  const parts: string[] = [head];
   for (const entry of sorted) {
-    if (count === maxUrls) break;
-    bytes += utf8.encode(renderEntry(entry)).byteLength;
+    if (parts.length - 1 === maxUrls) break;
+    const xml = renderEntry(entry);
+    bytes += utf8.encode(xml).byteLength;
     if (bytes > maxBytes) break;
-    count++;
+    parts.push(xml);
   }
-  return { entries: sorted.slice(0, count), truncated: count < sorted.length };
+  const count = parts.length - 1;
+  parts.push(URLSET_TAIL);
+  return { entries: sorted.slice(0, count), truncated: count < sorted.length, xml: parts.join("") };
 }

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/sitemap/crawler.ts";
 import { CrawlFailedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
+import { renderSitemap } from "../../src/sitemap/xml.ts";
 
 const SITE = "http://site.test";
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -52,13 +53,14 @@ describe("crawlSite: what is listed", () => {
       "/c": links("/b"),
     });
     const result = await site.crawl();
-    expect(result).toEqual({
+    expect(result).toMatchObject({
       url: `${SITE}/`,
       entries: [{ loc: `${SITE}/` }, { loc: `${SITE}/a`, lastmod: "2026-11-20T08:00:00Z" }, { loc: `${SITE}/b` }, { loc: `${SITE}/c` }],
       pagesCrawled: 4,
       truncated: false,
       durationMs: 0,
     });
+    expect(result.sitemap).toBe(renderSitemap(result.entries));
     expect(site.paths()).toEqual(["/robots.txt", "/", "/b", "/a", "/c"]);
   });
 

@@ -2,8 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { createKey } from "../../src/keys/key-store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
-import { CrawlFailedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
-import { testApp } from "../support/app.ts";
+import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
+import { crawlResult, testApp } from "../support/app.ts";
 
 const AUTH = "Authentication failed. Invalid or missing API key.";
 const INVALID_URL = "Invalid URL. Provide a full URL that includes http:// or https://.";
@@ -148,7 +148,7 @@ describe("POST /api/generate: step 5, the daily quota", () => {
   });
 
   test("30 concurrent requests with 5 left admit exactly 5", async () => {
-    const ctx = setup({ crawl: async (url) => (await Bun.sleep(5), { url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 5 }) });
+    const ctx = setup({ crawl: async (url) => (await Bun.sleep(5), crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 5 })) });
     const statuses = await Promise.all(Array.from({ length: 30 }, () => ctx.generate(ctx.free).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(25);
@@ -161,7 +161,7 @@ describe("POST /api/generate: step 6, capacity", () => {
     const gate = new Promise<void>((resolve) => (finish = resolve));
     const ctx = setup({
       slots: new CrawlSlots(1, 1),
-      crawl: async (url) => (await gate, { url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 1 }),
+      crawl: async (url) => (await gate, crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 1 })),
     });
     const running = ctx.generate(ctx.free);
     const queued = ctx.generate(ctx.free);
@@ -182,13 +182,14 @@ describe("POST /api/generate: step 6, capacity", () => {
 describe("POST /api/generate: step 7, the crawl", () => {
   test("success: the contract's data fields and the sitemap XML", async () => {
     const ctx = setup({
-      crawl: async () => ({
-        url: "https://example.com/home",
-        entries: [{ loc: "https://example.com/a?x=1&y=2" }, { loc: "https://example.com/home", lastmod: "2026-11-20T08:00:00Z" }],
-        pagesCrawled: 7,
-        truncated: true,
-        durationMs: 1830.4,
-      }),
+      crawl: async () =>
+        crawlResult({
+          url: "https://example.com/home",
+          entries: [{ loc: "https://example.com/a?x=1&y=2" }, { loc: "https://example.com/home", lastmod: "2026-11-20T08:00:00Z" }],
+          pagesCrawled: 7,
+          truncated: true,
+          durationMs: 1830.4,
+        }),
     });
     const res = await ctx.generate(ctx.free, { url: "https://example.com/" });
     expect(res.status).toBe(200);
@@ -221,6 +222,18 @@ describe("POST /api/generate: step 7, the crawl", () => {
     const res = await ctx.generate(ctx.free, { url: "HTTPS://Example.com" });
     expect(res.status).toBe(502);
     expect(await res.json()).toEqual({ success: false, message: "Could not crawl HTTPS://Example.com: HTTP 404" });
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
+  });
+
+  test("a crawl that lists nothing: 422 naming the URL as sent and the reason, and it counts", async () => {
+    const ctx = setup({
+      crawl: async () => {
+        throw new NothingListedError("the start page is noindex");
+      },
+    });
+    const res = await ctx.generate(ctx.free, { url: "https://example.com" });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({ success: false, message: "Could not crawl https://example.com: no indexable page found (the start page is noindex)" });
     expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
   });
 

@@ -3,7 +3,15 @@
 import { createApp } from "../../src/app.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
+import type { CrawlResult } from "../../src/sitemap/crawler.ts";
+import { emptyExclusionReport } from "../../src/sitemap/exclusions.ts";
 import type { SitemapDeps } from "../../src/sitemap/routes.ts";
+import { renderSitemap } from "../../src/sitemap/xml.ts";
+
+/** A crawl result as the route receives it, from the fields a test cares about. */
+export function crawlResult(run: Pick<CrawlResult, "url" | "entries" | "pagesCrawled" | "truncated" | "durationMs">): CrawlResult {
+  return { ...run, sitemap: renderSitemap(run.entries), ...emptyExclusionReport() };
+}
 
 export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?: () => boolean } = {}) {
   const db = openDatabase(":memory:");
@@ -15,7 +23,7 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
     freeDailyLimit: 5,
     slots: new CrawlSlots(4, 16),
     checkTarget: async () => {},
-    crawl: async (url) => ({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
+    crawl: async (url) => crawlResult({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
     ...overrides,
   };
   const app = createApp({ isReady: options.ready ?? (() => true), sitemap: deps });
