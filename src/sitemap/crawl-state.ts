@@ -6,10 +6,11 @@
  * - Frontier: FIFO of {url, depth}. `take(n)` hands out up to n items in order; an item taken and not
  *   yet finished by `record({ done: item })` must come back (first) when the crawl is resumed.
  * - Seen: every URL ever queued, claimed or judged is seen once. `record` dedupes `links` against
- *   it (and within the batch) and marks the new ones seen in the same step; `claim` marks one URL
- *   at once (a redirect hop followed in place) and says whether it was new. A claim must hold, at
- *   least in memory, until the claiming page's `record` (which repeats it in `seen`) makes it
- *   durable; a bounded cache may forget a URL only once the store has it.
+ *   it (and within the batch) and marks the new ones seen in the same step; `claim(url, by)` marks
+ *   one URL at once (a redirect hop that item `by` follows in place) and says whether it was new.
+ *   A claim holds, at least in memory, until `by`'s `record` (which repeats it in `seen`) makes it
+ *   durable; a claim of an item never recorded is void on resume (its chain is followed again).
+ *   A bounded cache may forget a URL only once the store has it.
  * - `record` is one page's outcome, applied as one unit (atomically for a durable store): finish
  *   `done`, mark `seen`, queue or exclude `links`, add `entry`, count `excluded` and `pages`,
  *   remember `start` (the start URL after redirects, recorded with the start page) and `truncated`.
@@ -82,7 +83,7 @@ export interface ResumePoint extends CrawlCounters {
 export interface CrawlState {
   resume(): Promise<ResumePoint | null>;
   take(max: number): Promise<{ items: FrontierItem[]; queued: number }>;
-  claim(url: string): Promise<boolean>;
+  claim(url: string, by: FrontierItem): Promise<boolean>;
   record(page: PageRecord): Promise<RecordResult>;
   entries(): AsyncIterable<SitemapEntry>;
   report(): Promise<ExclusionReport>;
@@ -93,18 +94,27 @@ export class MemoryCrawlState implements CrawlState {
   private readonly seen = new Set<string>();
   private frontier: FrontierItem[] = [];
   private head = 0;
+  /** Items taken and not recorded yet, with the URLs they claimed: both come back on resume. */
+  private readonly taken = new Map<FrontierItem, string[]>();
   private readonly listed: SitemapEntry[] = [];
   private readonly exclusions = emptyExclusionReport();
   private readonly counters: CrawlCounters = { pagesCrawled: 0, urlsListed: 0, truncated: false };
   private start: string | null = null;
 
   async resume(): Promise<ResumePoint | null> {
+    if (this.taken.size > 0) {
+      for (const claims of this.taken.values()) for (const url of claims) this.seen.delete(url);
+      this.frontier = [...this.taken.keys(), ...this.frontier.slice(this.head)];
+      this.head = 0;
+      this.taken.clear();
+    }
     return this.start === null ? null : { start: this.start, queued: this.size, ...this.counters };
   }
 
   async take(max: number): Promise<{ items: FrontierItem[]; queued: number }> {
     const items = this.frontier.slice(this.head, this.head + max);
     this.head += items.length;
+    for (const item of items) this.taken.set(item, []);
     if (this.head > 1024 && this.head * 2 > this.frontier.length) {
       this.frontier = this.frontier.slice(this.head);
       this.head = 0;
@@ -112,14 +122,16 @@ export class MemoryCrawlState implements CrawlState {
     return { items, queued: this.size };
   }
 
-  async claim(url: string): Promise<boolean> {
+  async claim(url: string, by: FrontierItem): Promise<boolean> {
     if (this.seen.has(url)) return false;
     this.seen.add(url);
+    this.taken.get(by)?.push(url);
     return true;
   }
 
   async record(page: PageRecord): Promise<RecordResult> {
     if (page.start !== undefined) this.start = page.start;
+    if (page.done) this.taken.delete(page.done);
     for (const url of page.seen) this.seen.add(url);
     let dropped = 0;
     for (const link of page.links) {

@@ -307,10 +307,10 @@ class Crawl {
             if (verdict === null) return "out of scope";
             if (verdict.excluded !== undefined) {
               // Judged like a link: counted once, under its reason, when first met.
-              if (await this.state.claim(target)) excluded.push({ reason: verdict.excluded, url: target });
+              if (await this.state.claim(target, item)) excluded.push({ reason: verdict.excluded, url: target });
               return verdict.excluded;
             }
-            if (!(await this.state.claim(target))) return "seen";
+            if (!(await this.state.claim(target, item))) return "seen";
             claimed.push(target);
             return null;
           },

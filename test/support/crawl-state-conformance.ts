@@ -1,0 +1,97 @@
+// What every CrawlState must do for the engine, as tests any implementation can run: the memory
+// one (test/sitemap/crawl-state.test.ts) and the store-backed one of jobs.
+import { describe, expect, test } from "bun:test";
+import type { CrawlState } from "../../src/sitemap/crawl-state.ts";
+import { defaultCrawlLimits, runCrawl, type CrawlLimits, type CrawlProgress, type HopFetcher } from "../../src/sitemap/crawler.ts";
+
+/** A fresh state, and a way to open the same crawl's state again as a new process would. */
+export type OpenState = () => Promise<{ state: CrawlState; reopen: () => Promise<CrawlState> }>;
+
+const SITE = "http://site.test";
+
+/**
+ * A site of `size` pages, each linking to the next 5 (mod size) and to a redirect to the page 7
+ * further on, with every 10th page noindex: links, redirects and exclusions all take part.
+ */
+function site(size: number, onRequest: (path: string) => Promise<void> | void = () => {}) {
+  const requests: string[] = [];
+  const fetch: HopFetcher = async (url) => {
+    const path = url.pathname;
+    requests.push(path);
+    await onRequest(path);
+    if (path === "/robots.txt") return new Response("User-agent: *\nDisallow: /private\n");
+    const redirect = /^\/r(\d+)$/.exec(path);
+    if (redirect) return new Response(null, { status: 301, headers: { location: `/p${(Number(redirect[1]) + 7) % size}` } });
+    const page = path === "/" ? 0 : Number(/^\/p(\d+)$/.exec(path)?.[1] ?? NaN);
+    if (!(page >= 0 && page < size)) return new Response("no", { status: 404 });
+    const hrefs = [1, 2, 3, 4, 5].map((d) => `/p${(page + d) % size}`).concat(`/r${page}`, "/private/x");
+    const meta = page % 10 === 3 ? '<meta name="robots" content="noindex">' : "";
+    return new Response(`${meta}${hrefs.map((h) => `<a href="${h}">x</a>`).join("")}`, { headers: { "content-type": "text/html" } });
+  };
+  return { fetch, requests };
+}
+
+const deps = (fetch: HopFetcher) => ({ fetch, now: Date.now, userAgent: "genapi/1.2.3" });
+const limits = (more: Partial<CrawlLimits> = {}): CrawlLimits => ({ ...defaultCrawlLimits, maxPages: 10_000, concurrency: 4, ...more });
+
+async function listed(state: CrawlState): Promise<string[]> {
+  const locs: string[] = [];
+  for await (const entry of state.entries()) locs.push(entry.loc.slice(SITE.length));
+  return locs;
+}
+
+export function describeCrawlState(name: string, open: OpenState): void {
+  describe(`CrawlState contract: ${name}`, () => {
+    test("a fresh state has nothing to resume; a crawl fills it, entries sorted by loc", async () => {
+      const { state } = await open();
+      expect(await state.resume()).toBeNull();
+      const run = await runCrawl(`${SITE}/`, state, limits(), deps(site(60).fetch));
+      const locs = await listed(state);
+      expect(locs).toEqual([...locs].sort());
+      expect(run).toMatchObject({ url: `${SITE}/`, urlsListed: locs.length, truncated: false, stopped: null });
+      expect(locs).toHaveLength(60 - 6 + 1); // p0..p59 less the 6 noindex ones, plus "/"
+      const report = await state.report();
+      expect(report.excluded).toMatchObject({ noindex: 6, redirect: 60, robots: 1 });
+    });
+
+    test("stopped mid-crawl and resumed from a reopened state, it lists what an uninterrupted crawl lists", async () => {
+      const whole = await open();
+      const wholeSite = site(300);
+      await runCrawl(`${SITE}/`, whole.state, limits(), deps(wholeSite.fetch));
+      const expected = await listed(whole.state);
+
+      const { state, reopen } = await open();
+      const stop = new AbortController();
+      let seen = 0;
+      // Stop after 120 requests, with requests in flight and redirects half followed.
+      const first = site(300, async (path) => {
+        if (++seen === 120) stop.abort();
+        if (seen >= 120) await Bun.sleep(5);
+      });
+      const stopped = await runCrawl(`${SITE}/`, state, limits(), deps(first.fetch), { signal: stop.signal });
+      expect(stopped).toMatchObject({ stopped: "aborted", truncated: true });
+
+      const again = await reopen();
+      const resumed = await again.resume();
+      expect(resumed).toMatchObject({ start: `${SITE}/` });
+      const second = site(300);
+      const run = await runCrawl(`${SITE}/`, again, limits(), deps(second.fetch));
+      expect(run).toMatchObject({ stopped: null, truncated: false, urlsListed: expected.length });
+      expect(await listed(again)).toEqual(expected);
+      // The start page is not fetched again; only what was in flight is (robots.txt once more, too).
+      expect(second.requests).not.toContain("/");
+      expect(first.requests.length + second.requests.length).toBeLessThan(wholeSite.requests.length + 20);
+    });
+
+    test("progress is reported while the crawl runs and once at its end", async () => {
+      const { state } = await open();
+      const seen: CrawlProgress[] = [];
+      const slow = site(40, () => Bun.sleep(2));
+      await runCrawl(`${SITE}/`, state, limits({ concurrency: 2 }), deps(slow.fetch), { onProgress: (p) => seen.push(p), progressEveryMs: 10 });
+      expect(seen.length).toBeGreaterThan(2);
+      const last = seen.at(-1)!;
+      expect(last).toMatchObject({ pagesCrawled: slow.requests.length - 1, pagesQueued: 0, urlsListed: 40 - 4 + 1 });
+      for (let i = 1; i < seen.length; i++) expect(seen[i]!.pagesCrawled).toBeGreaterThanOrEqual(seen[i - 1]!.pagesCrawled);
+    });
+  });
+}
