@@ -36,7 +36,10 @@ export const defaultSitemapReadLimits: SitemapReadLimits = {
 export interface SitemapReadResult {
   /** Sitemap files read (fetched with a 2xx answer). */
   files: number;
-  /** A limit, a failed file or the caller stopped the reading before every named file was read. */
+  /**
+   * A limit (files, index depth, bytes of a file, the caller's room) left URLs unread. A file that
+   * fails (HTTP error, malformed XML, network) is skipped without truncating: it is the site's fault.
+   */
   truncated: boolean;
 }
 
@@ -90,7 +93,7 @@ export async function readRobotsSitemaps(
       },
     });
     if (outcome.read) files++;
-    if (outcome.incomplete) truncated = true;
+    if (outcome.limited) truncated = true;
   }
   return { files, truncated: truncated || !wantsMore };
 }
@@ -112,20 +115,22 @@ async function readOne(start: string, origin: string, request: Requester, limits
         const location = res.headers.get("location");
         if (isRedirect(res.status) && location !== null) {
           next = normaliseUrl(location, url);
-          return { read: false, incomplete: next === null || !next.startsWith(`${origin}/`) };
+          if (next !== null && !next.startsWith(`${origin}/`)) next = null;
+          return { read: false, limited: false };
         }
-        if (res.status < 200 || res.status > 299 || res.body === null) return { read: false, incomplete: true };
-        return { read: true, incomplete: !(await parseStream(res.body, signal, limits, sinks)) };
+        if (res.status < 200 || res.status > 299 || res.body === null) return { read: false, limited: false };
+        return { read: true, limited: (await parseStream(res.body, signal, limits, sinks)) === "limited" };
       });
-      if (next === null || result.incomplete) return result;
+      if (next === null) return result;
     } catch (err) {
       if (err instanceof CrawlStopped) throw err;
       // A refused address, a timeout, a reset: this file is skipped.
-      return { read: false, incomplete: true };
+      return { read: false, limited: false };
     }
     url = next;
   }
-  return { read: false, incomplete: true };
+  // More redirects than a robots.txt gets.
+  return { read: false, limited: false };
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -138,10 +143,12 @@ interface ChunkReader {
 
 /**
  * Parses a sitemap body as it arrives, gunzipping it when it starts with the gzip magic bytes
- * (a `.gz` file served without Content-Encoding; an encoded one arrives decoded). Answers whether
- * the whole document was read without error and within the limits.
+ * (a `.gz` file served without Content-Encoding; an encoded one arrives decoded). Answers "done"
+ * (read whole), "limited" (stopped by the byte cap or the caller) or "broken" (malformed, cut off).
  */
-async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal, limits: SitemapReadLimits, sinks: Sinks): Promise<boolean> {
+type ParseOutcome = "done" | "limited" | "broken";
+
+async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal, limits: SitemapReadLimits, sinks: Sinks): Promise<ParseOutcome> {
   const raw: ChunkReader = body.getReader();
   let reader: ChunkReader = raw;
   // A read waiting on a stalled body ends when the request's time runs out or the crawl stops.
@@ -164,10 +171,10 @@ async function parseBody(
   limits: SitemapReadLimits,
   sinks: Sinks,
   setReader: (reader: ChunkReader) => void,
-): Promise<boolean> {
+): Promise<ParseOutcome> {
   const first = await raw.read().catch(() => ({ done: true, value: undefined }));
   signal.throwIfAborted();
-  if (first.done || first.value === undefined) return true;
+  if (first.done || first.value === undefined) return "done";
   let reader: ChunkReader = raw;
   let pending: Uint8Array | undefined = first.value;
   if (first.value[0] === GZIP_MAGIC[0] && first.value[1] === GZIP_MAGIC[1]) {
@@ -204,13 +211,14 @@ async function parseBody(
       const over = bytes + chunk.byteLength > limits.maxBytes;
       if (over) chunk = chunk.subarray(0, limits.maxBytes - bytes);
       bytes += chunk.byteLength;
-      if (!parser.write(decoder.decode(chunk, { stream: true })) || over) return false;
+      if (!parser.write(decoder.decode(chunk, { stream: true }))) return parser.outcome();
+      if (over) return "limited";
     }
     return parser.end(decoder.decode());
   } catch {
     if (signal.aborted) throw signal.reason;
     // A corrupt gzip stream or a broken connection: what was parsed before it stays.
-    return false;
+    return "broken";
   }
 }
 
@@ -262,15 +270,20 @@ class SitemapParser {
     return !this.stopped;
   }
 
-  end(text: string): boolean {
-    if (this.write(text) && !this.stopped) {
+  end(text: string): ParseOutcome {
+    if (this.write(text)) {
       try {
         this.parser.close();
       } catch {
         this.fail();
       }
     }
-    return !this.failed && !this.stopped;
+    return this.outcome();
+  }
+
+  /** Broken on an error or refused markup, limited when the caller wanted no more, else done. */
+  outcome(): ParseOutcome {
+    return this.failed ? "broken" : this.stopped ? "limited" : "done";
   }
 
   /** A <loc> directly inside <urlset><url> or <sitemapindex><sitemap>. */
