@@ -240,7 +240,7 @@ class Crawl {
    */
   private async fetchStart(startUrl: string) {
     const first = normaliseUrl(startUrl);
-    if (first === null) throw new CrawlFailedError("invalid URL");
+    if (first === null || first.length > this.limits.maxUrlLength) throw new CrawlFailedError("invalid URL");
     const rulesByOrigin = new Map<string, RobotsRules>();
     let rules: RobotsRules | undefined;
     const pagesBefore = this.pagesCrawled;
@@ -258,7 +258,12 @@ class Crawl {
           if (!this.withinTime()) return "timed out";
           return null;
         },
-        admit: (target, chain) => (chain.includes(target) ? "redirect loop" : null),
+        admit: (target, chain) => {
+          if (chain.includes(target)) return "redirect loop";
+          // Every <loc> obeys the limit, the start URL too.
+          if (target.length > this.limits.maxUrlLength) return `redirect to a URL longer than ${this.limits.maxUrlLength.toLocaleString("en-US")} characters`;
+          return null;
+        },
         refusedIsFatal: () => true,
       },
       (url) => this.fetchHop(url),

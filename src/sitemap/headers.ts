@@ -30,26 +30,51 @@ export function isHtml(type: string | null): boolean {
 }
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+/** RFC 9110 5.6.7: the preferred form, "Sun, 06 Nov 1994 08:49:37 GMT". */
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+/** The obsolete RFC 850 form, "Sunday, 06-Nov-94 08:49:37 GMT". */
+const RFC850_DATE = /^[A-Z][a-z]{5,8}, (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+/** ANSI C's asctime() form, "Sun Nov  6 08:49:37 1994" (a one-digit day after a space). */
+const ASCTIME_DATE = /^[A-Z][a-z]{2} ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
 /**
- * `Last-Modified` as a W3C datetime ("2026-11-21T10:15:00Z"), or undefined when absent, not an
- * IMF-fixdate (RFC 9110, the only form servers may send), impossible, or later than `now`.
+ * `Last-Modified` as a W3C datetime ("2026-11-21T10:15:00Z"), or undefined when absent, in none of
+ * the three HTTP date forms a recipient must accept (RFC 9110 5.6.7), impossible, or later than `now`.
  */
 export function lastModifiedOf(headers: Headers, now: number): string | undefined {
-  const match = IMF_FIXDATE.exec(headers.get("last-modified")?.trim() ?? "");
-  if (!match) return undefined;
-  const [, dd, monthName, yyyy, hh, mm, ss] = match;
-  const month = MONTHS.indexOf(monthName!);
+  const value = headers.get("last-modified")?.trim() ?? "";
+  let fields: [day: string, month: string, year: number, hour: string, minute: string, second: string] | undefined;
+  let match: RegExpExecArray | null;
+  if ((match = IMF_FIXDATE.exec(value))) {
+    fields = [match[1]!, match[2]!, Number(match[3]), match[4]!, match[5]!, match[6]!];
+  } else if ((match = RFC850_DATE.exec(value))) {
+    fields = [match[1]!, match[2]!, twoDigitYear(Number(match[3]), now), match[4]!, match[5]!, match[6]!];
+  } else if ((match = ASCTIME_DATE.exec(value))) {
+    fields = [match[2]!.trim(), match[1]!, Number(match[6]), match[3]!, match[4]!, match[5]!];
+  }
+  if (fields === undefined) return undefined;
+  const [dd, monthName, year, hh, mm, ss] = fields;
+  const month = MONTHS.indexOf(monthName);
   if (month < 0) return undefined;
-  const [day, year, hour, minute, second] = [dd, yyyy, hh, mm, ss].map(Number) as [number, number, number, number, number];
+  const [day, hour, minute, second] = [dd, hh, mm, ss].map(Number) as [number, number, number, number];
   const time = Date.UTC(year, month, day, hour, minute, second);
   const date = new Date(time);
   // Date.UTC rolls "31 Feb" or "25:00" over into another date (and maps years 0-99 to 19xx).
-  const fields = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
-  if (fields.join() !== [year, month, day, hour, minute, second].join()) return undefined;
+  const check = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
+  if (check.join() !== [year, month, day, hour, minute, second].join()) return undefined;
   if (time > now) return undefined;
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * RFC 9110 5.6.7: a two-digit year more than 50 years in the future is the most recent past year
+ * with the same last two digits.
+ */
+function twoDigitYear(yy: number, now: number): number {
+  const thisYear = new Date(now).getUTCFullYear();
+  let year = thisYear - (thisYear % 100) + yy;
+  if (year > thisYear + 50) year -= 100;
+  return year;
 }
 
 /** The target of the first `Link: <...>; rel="canonical"` header entry, as written (may be relative). */

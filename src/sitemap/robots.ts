@@ -4,7 +4,7 @@ import { CrawlFailedError, TargetRefusedError } from "./errors.ts";
 import { isRedirect } from "./headers.ts";
 import { followHops, type HopPolicy, type HopStep } from "./hops.ts";
 import { CrawlStopped, describeFailure, type Requester } from "./request.ts";
-import { encodePathOnce } from "./url.ts";
+import { encodePathOnce, encodeQueryOnce, matchForm } from "./url.ts";
 
 export interface RobotsRules {
   /** Whether the crawler may fetch this normalised URL of the rules' origin. */
@@ -35,7 +35,8 @@ export interface Rule {
  * Rules of `text` (the robots.txt of `origin`) for `productToken`: every group naming the token
  * (case-insensitively, version ignored), combined; when none does, the `*` groups. The longest
  * matching pattern decides and Allow wins a tie. Patterns are percent-encoded the way normaliseUrl
- * encodes paths, so `%62` and `b`, or `é` and `%C3%A9`, match alike (RFC 9309 2.2.2).
+ * encodes URLs, path and query, and both sides are compared in match form, so `%62` and `b`,
+ * `é` and `%C3%A9`, `%7e` and `~` match alike (RFC 9309 2.2.2).
  *
  * Matching is written here rather than taken from robots-parser, whose matcher costs pattern
  * length x path length per rule: a hostile 500 KiB file of `/*a*a*a...` patterns made it take a
@@ -86,24 +87,35 @@ export function parseRobots(origin: string, text: string, productToken: string):
   };
 }
 
+/**
+ * A pattern compiled for matching: path and query percent-encoded the way normaliseUrl encodes
+ * them, `*` split off as wildcards and a trailing `$` as the anchor, then each literal run put in
+ * match form, where `%2A` and `%24` stand for a literal `*` and `$` (RFC 9309 2.2.3).
+ */
 export function compileRule(allow: boolean, value: string): Rule {
   const query = value.indexOf("?");
-  const path = query < 0 ? value : value.slice(0, query);
-  const pattern = encodePathOnce(path) + (query < 0 ? "" : value.slice(query));
+  const pattern = query < 0 ? encodePathOnce(value) : encodePathOnce(value.slice(0, query)) + "?" + encodeQueryOnce(value.slice(query + 1));
   const anchored = pattern.endsWith("$");
-  return { allow, length: pattern.length, parts: (anchored ? pattern.slice(0, -1) : pattern).split("*"), anchored };
+  const parts = (anchored ? pattern.slice(0, -1) : pattern).split("*").map(matchForm);
+  return { allow, length: pattern.length, parts, anchored };
 }
 
 function decide(rules: Rule[], path: string): boolean {
+  const target = matchForm(path);
   let best: Rule | undefined;
   for (const rule of rules) {
     if (best && (rule.length < best.length || (rule.length === best.length && !rule.allow))) continue;
-    if (matches(rule, path)) best = rule;
+    if (matchesForm(rule, target)) best = rule;
   }
   return best?.allow ?? true;
 }
 
+/** Whether `rule` matches the path and query of a normalised URL ("/a/b?c"). */
 export function matches(rule: Rule, path: string): boolean {
+  return matchesForm(rule, matchForm(path));
+}
+
+function matchesForm(rule: Rule, path: string): boolean {
   const { parts, anchored } = rule;
   if (!path.startsWith(parts[0]!)) return false;
   if (parts.length === 1) return !anchored || path.length === parts[0]!.length;

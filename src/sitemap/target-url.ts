@@ -1,6 +1,7 @@
 // Step 3 of the sitemap contract: is the `url` field a full http(s) URL we are willing to crawl?
 
 import { MAX_URL_LENGTH } from "./limits.ts";
+import { normaliseUrl } from "./url.ts";
 
 export const INVALID_URL_MESSAGE = "Invalid URL. Provide a full URL that includes http:// or https://.";
 
@@ -13,7 +14,8 @@ const SCHEME_AND_AUTHORITY = /^https?:\/\/([^/\\?#]*)/i;
 
 /**
  * The URL to crawl, or null when `raw` is not a string, is over 2,048 characters (UTF-16 code
- * units), is not an absolute http:// or https:// URL with a host, or carries userinfo. Any `@`
+ * units) as sent or once normalised (2,048 `é` are 12,288 characters as a <loc>), is not an
+ * absolute http:// or https:// URL with a host, or carries userinfo. Any `@`
  * in the authority is refused, even an empty `http://@host/`: userinfo has no use here and is
  * the classic way to disguise a host (`http://trusted.example@evil.example/`).
  * Leading or trailing whitespace is refused rather than trimmed.
@@ -22,9 +24,7 @@ export function parseTargetUrl(raw: unknown): URL | null {
   if (typeof raw !== "string" || raw.length > MAX_URL_LENGTH) return null;
   const authority = SCHEME_AND_AUTHORITY.exec(raw)?.[1];
   if (!authority || authority.includes("@") || raw.trim() !== raw) return null;
-  try {
-    return new URL(raw);
-  } catch {
-    return null;
-  }
+  const normalised = normaliseUrl(raw);
+  if (normalised === null || normalised.length > MAX_URL_LENGTH) return null;
+  return new URL(raw);
 }

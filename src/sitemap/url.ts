@@ -5,6 +5,10 @@ const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
 /** A path of safe characters only (no escapes, nothing to encode) is already in normal form. */
 const ALL_PATH_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
+/** Characters RFC 3986 allows in a query (pchar, "/", "?"), "%" left to the escape check. */
+const QUERY_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@/?]/;
+/** A query with nothing to encode: only allowed characters, and every "%" starts an escape. */
+const ALL_QUERY_SAFE = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*$/;
 const utf8 = new TextEncoder();
 
 /**
@@ -12,7 +16,7 @@ const utf8 = new TextEncoder();
  * http(s) URL, cannot be parsed, or carries a user name or password (never fetched).
  * Fragment dropped; scheme and host lower-cased; default port and dot segments removed (WHATWG URL);
  * path percent-encoded exactly once with upper-case hex and unreserved characters decoded;
- * query kept as written, including a bare "?".
+ * query kept as written (a bare "?" too) except what RFC 3986 does not allow there, encoded once.
  */
 export function normaliseUrl(input: string, base?: string | URL): string | null {
   let url: URL;
@@ -25,8 +29,66 @@ export function normaliseUrl(input: string, base?: string | URL): string | null 
   if (url.username !== "" || url.password !== "") return null;
   url.hash = "";
   // url.search is "" for both "no query" and a bare "?"; the href tells them apart.
-  const query = url.search !== "" ? url.search : url.href.endsWith("?") ? "?" : "";
+  let query = url.search !== "" ? url.search : url.href.endsWith("?") ? "?" : "";
+  // The URL parser encodes some query characters (', space, non-ASCII) and leaves others ([, ], |,
+  // a stray %): take the query as written in `input` (a base's query is already normal) instead.
+  if (query !== "") query = `?${encodeQueryOnce(writtenQuery(input) ?? query.slice(1))}`;
   return `${url.protocol}//${url.host}${encodePathOnce(url.pathname) || "/"}${query}`;
+}
+
+/** The query of `input` as written (without "?"), or null when it has none of its own. */
+function writtenQuery(input: string): string | null {
+  const mark = input.indexOf("?");
+  if (mark < 0) return null;
+  const hash = input.indexOf("#");
+  if (hash >= 0 && hash < mark) return null;
+  // The URL parser drops tabs and newlines anywhere and C0 controls and spaces at the ends.
+  const query = input.slice(mark + 1, hash < 0 ? undefined : hash).replace(/[\t\n\r]/g, "");
+  return hash < 0 ? query.replace(/[\u0000-\u0020]+$/, "") : query;
+}
+
+/**
+ * Percent-encodes a query once: escapes and allowed characters kept as written, everything else
+ * (space, `"`, `<`, `>`, `[`, `]`, `\`, `^`, `` ` ``, `{`, `|`, `}`, controls, non-ASCII as UTF-8,
+ * and a "%" not followed by two hex digits) encoded with upper-case hex.
+ */
+export function encodeQueryOnce(query: string): string {
+  if (ALL_QUERY_SAFE.test(query)) return query;
+  let out = "";
+  for (let i = 0; i < query.length; i++) {
+    const ch = query[i]!;
+    if (ch === "%" && isHex(query[i + 1]) && isHex(query[i + 2])) {
+      out += query.slice(i, i + 3);
+      i += 2;
+    } else if (QUERY_SAFE.test(ch)) {
+      out += ch;
+    } else {
+      const char = String.fromCodePoint(query.codePointAt(i)!);
+      out += encodeUtf8(char);
+      i += char.length - 1;
+    }
+  }
+  return out;
+}
+
+/**
+ * The form in which robots.txt rules and URLs are compared (RFC 9309 2.2.2-2.2.3): escapes in
+ * upper-case hex, unreserved characters decoded, and `%2A` / `%24` read as the literal `*` / `$`
+ * (a rule's wildcards are split off before this). Applied to encoded path-and-query text.
+ */
+export function matchForm(text: string): string {
+  if (!text.includes("%")) return text;
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const decoded = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(decoded) || decoded === "*" || decoded === "$" ? decoded : escape.toUpperCase();
+  });
+}
+
+function encodeUtf8(char: string): string {
+  let out = "";
+  // A lone surrogate has no UTF-8 form: the URL parser writes U+FFFD for it, so do we.
+  for (const byte of utf8.encode(char)) out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  return out;
 }
 
 /**
@@ -46,9 +108,8 @@ export function encodePathOnce(path: string): string {
     } else if (PATH_SAFE.test(ch)) {
       out += ch;
     } else {
-      const cp = path.codePointAt(i)!;
-      const char = String.fromCodePoint(cp);
-      for (const byte of utf8.encode(char)) out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+      const char = String.fromCodePoint(path.codePointAt(i)!);
+      out += encodeUtf8(char);
       i += char.length - 1;
     }
   }

@@ -1,7 +1,7 @@
 // Crawl logic over an injected fetcher and clock: no network, no dependence on real time.
 import { describe, expect, test } from "bun:test";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/sitemap/crawler.ts";
-import { CrawlFailedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
+import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { renderSitemap } from "../../src/sitemap/xml.ts";
 
 const SITE = "http://site.test";
@@ -203,6 +203,45 @@ describe("crawlSite: limits", () => {
   });
 });
 
+describe("crawlSite: nothing to list", () => {
+  /** Asserts that `crawl` fails with NothingListedError(reason). */
+  async function expectNothingListed(crawl: Promise<unknown>, reason: string) {
+    const err = await crawl.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NothingListedError);
+    expect((err as NothingListedError).reason).toBe(reason);
+  }
+
+  test("no page listed fails the crawl with why, from what became of the start page", async () => {
+    await expectNothingListed(fakeSite({ "/": '<meta name="robots" content="noindex"><a href="/a">a</a>', "/a": '<meta name="robots" content="noindex">' }).crawl(), "the start page is noindex");
+    await expectNothingListed(fakeSite({ "/": html("x", { "x-robots-tag": "noindex" }) }).crawl(), "the start page is noindex");
+    await expectNothingListed(fakeSite({ "/": html("x", {}, 203) }).crawl(), "the start page is an HTTP error");
+    await expectNothingListed(
+      fakeSite({ "/": '<link rel="canonical" href="/c">', "/c": html("gone", {}, 404) }).crawl(),
+      "the start page's canonical URL points elsewhere, and no page was listed",
+    );
+  });
+
+  test("the report says what each URL met became", async () => {
+    const site = fakeSite({
+      "/robots.txt": new Response("User-agent: *\nDisallow: /private\n"),
+      "/": links("/private/a", "/private/b", "/old", "/gone", "/img", "/noindex", "/copy", "/ok"),
+      "/old": redirect("/ok"),
+      "/img": new Response("png", { headers: { "content-type": "image/png" } }),
+      "/noindex": '<meta name="robots" content="noindex">',
+      "/copy": '<link rel="canonical" href="/ok">',
+      "/ok": "ok",
+    });
+    const result = await site.crawl();
+    expect(locs(result.entries)).toEqual(["/", "/ok"]);
+    expect(result.excluded).toEqual({ robots: 2, noindex: 1, canonical: 1, redirect: 1, not_html: 1, http_error: 1, failed: 0, filtered: 0 });
+    expect(result.excluded_examples.robots).toEqual([`${SITE}/private/a`, `${SITE}/private/b`]);
+    expect(result.excluded_examples.redirect).toEqual([`${SITE}/old`]);
+  });
+});
+
 describe("crawlSite: stopping and refusing", () => {
   test("an abort before the start page is done fails the crawl", async () => {
     const ctrl = new AbortController();
@@ -282,6 +321,12 @@ describe("crawlSite: the start URL", () => {
     for (const [pages, reason] of cases) {
       await expectCrawlFailure(fakeSite(pages).crawl({ maxBodyBytes: 1000 }), reason);
     }
+  });
+
+  test("a start redirect to a URL over 2,048 characters fails; a start URL over it is invalid", async () => {
+    const long = `/${"é".repeat(400)}`; // 2,401 characters once encoded
+    await expectCrawlFailure(fakeSite({ "/": redirect(long) }).crawl(), "redirect to a URL longer than 2,048 characters");
+    await expectCrawlFailure(fakeSite({}).crawl({}, `${SITE}${long}`), "invalid URL");
   });
 
   test("a start redirect chain longer than maxPages fails; maxRedirects does not apply to it", async () => {

@@ -30,6 +30,19 @@ describe("lastModifiedOf", () => {
     expect(lastModifiedOf(h({ "last-modified": "Tue, 29 Feb 2028 23:59:59 GMT" }), Date.UTC(2030, 0))).toBe("2028-02-29T23:59:59Z");
   });
 
+  test("the obsolete RFC 850 and asctime forms are read too (RFC 9110 5.6.7)", () => {
+    expect(lastModifiedOf(h({ "last-modified": "Saturday, 21-Nov-26 10:15:00 GMT" }), NOW)).toBe("2026-11-21T10:15:00Z");
+    expect(lastModifiedOf(h({ "last-modified": "Sunday, 06-Nov-94 08:49:37 GMT" }), NOW)).toBe("1994-11-06T08:49:37Z");
+    // A two-digit year more than 50 years ahead is the last such year in the past.
+    expect(lastModifiedOf(h({ "last-modified": "Monday, 01-Jan-77 00:00:00 GMT" }), NOW)).toBe("1977-01-01T00:00:00Z");
+    expect(lastModifiedOf(h({ "last-modified": "Wednesday, 01-Jan-76 00:00:00 GMT" }), NOW)).toBeUndefined(); // 2076: future
+    expect(lastModifiedOf(h({ "last-modified": "Sat Nov 21 10:15:00 2026" }), NOW)).toBe("2026-11-21T10:15:00Z");
+    expect(lastModifiedOf(h({ "last-modified": "Sun Nov  6 08:49:37 1994" }), NOW)).toBe("1994-11-06T08:49:37Z");
+    for (const value of ["Sunday, 31-Feb-26 08:49:37 GMT", "Sun, 06-Nov-94 08:49:37 GMT", "Sun Nov 6 08:49:37 1994", "Sun Nov  6 08:49:37 1994 GMT"]) {
+      expect(lastModifiedOf(h({ "last-modified": value }), NOW)).toBeUndefined();
+    }
+  });
+
   test("absent, malformed, impossible or future dates give no lastmod", () => {
     for (const value of ["yesterday", "2026-11-21", "Sat, 21 Nov 2026 10:15:00 PST", "Sat, 31 Feb 2026 10:15:00 GMT", "Sat, 21 Nov 2026 25:00:00 GMT", "Sat, 21 Foo 2026 10:15:00 GMT", "Sat, 21 Nov 0099 10:15:00 GMT", "Sun, 22 Nov 2026 10:15:00 GMT"]) {
       expect(lastModifiedOf(h({ "last-modified": value }), NOW)).toBeUndefined();

@@ -3,6 +3,7 @@ import robotsParser from "robots-parser";
 import { CrawlFailedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { createRequester, type HopFetcher } from "../../src/sitemap/request.ts";
 import { fetchRobots, parseRobots, ROBOTS_MAX_BYTES } from "../../src/sitemap/robots.ts";
+import { normaliseUrl } from "../../src/sitemap/url.ts";
 
 const ORIGIN = "http://site.test";
 const rules = (text: string) => parseRobots(ORIGIN, text, "genapi");
@@ -61,6 +62,34 @@ describe("parseRobots (RFC 9309 matching)", () => {
     expect(allowed(text, "/a%7Cb")).toBe(false);
     expect(allowed(text, "/q?x=%41")).toBe(false);
     expect(allowed(text, "/b")).toBe(true);
+  });
+
+  test("%2A and %24 in a rule match a literal * and $ in the URL (RFC 9309 2.2.3)", () => {
+    const url = (href: string) => normaliseUrl(ORIGIN + href)!;
+    const text = "User-agent: *\nDisallow: /path/file-with-a-%2A.html\nDisallow: /price-%24\nDisallow: /x%2a$\n";
+    const r = rules(text);
+    expect(r.allows(url("/path/file-with-a-*.html"))).toBe(false);
+    expect(r.allows(url("/path/file-with-a-%2A.html"))).toBe(false);
+    expect(r.allows(url("/path/file-with-a-X.html"))).toBe(true); // %2A is no wildcard
+    expect(r.allows(url("/price-$5"))).toBe(false);
+    expect(r.allows(url("/price-%245"))).toBe(false);
+    expect(r.allows(url("/x*"))).toBe(false);
+    expect(r.allows(url("/x*y"))).toBe(true); // the real $ still anchors
+  });
+
+  test("the query is compared percent-encoded on both sides, like the path (RFC 9309 2.2.2)", () => {
+    const url = (href: string) => normaliseUrl(ORIGIN + href)!;
+    const r = rules("User-agent: *\nDisallow: /search?q=é\nDisallow: /a?p=%7e\nDisallow: /b?s=%2a\nDisallow: /c?k=[1]\n");
+    expect(r.allows(url("/search?q=é"))).toBe(false);
+    expect(r.allows(url("/search?q=%C3%A9"))).toBe(false);
+    expect(r.allows(url("/search?q=%c3%a9&page=2"))).toBe(false);
+    expect(r.allows(url("/search?q=e"))).toBe(true);
+    expect(r.allows(url("/a?p=~"))).toBe(false);
+    expect(r.allows(url("/a?p=%7E"))).toBe(false);
+    expect(r.allows(url("/b?s=%2A"))).toBe(false);
+    expect(r.allows(url("/b?s=*"))).toBe(false);
+    expect(r.allows(url("/c?k=%5B1%5D"))).toBe(false);
+    expect(r.allows(url("/c?k=[1]"))).toBe(false);
   });
 
   test("rules only ever allow URLs of their own origin", () => {

@@ -48,6 +48,14 @@ describe("parseTargetUrl", () => {
     },
   );
 
+  test("refuses a URL that is 2,048 characters or fewer as sent but longer once normalised", () => {
+    const base = "https://example.com/";
+    expect(parseTargetUrl(base + "é".repeat(2048 - base.length))).toBeNull();
+    expect(parseTargetUrl(base + "é".repeat(Math.floor((2048 - base.length) / 6)))).not.toBeNull();
+    expect(parseTargetUrl(`${base}?q=${"[".repeat(700)}`)).toBeNull();
+    expect(parseTargetUrl(`${base}?q=${"[".repeat(600)}`)).not.toBeNull();
+  });
+
   test("takes 2,048 characters and refuses 2,049", () => {
     const base = "http://example.com/";
     const longest = base + "a".repeat(2048 - base.length);

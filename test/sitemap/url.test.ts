@@ -45,6 +45,22 @@ describe("normaliseUrl", () => {
     expect(normaliseUrl("http://a.test/p")).toBe("http://a.test/p");
   });
 
+  test("percent-encodes once what RFC 3986 does not allow in a query, keeping the rest as written", () => {
+    expect(normaliseUrl("http://a.test/q2?arr[]=1&arr[]=2")).toBe("http://a.test/q2?arr%5B%5D=1&arr%5B%5D=2");
+    expect(normaliseUrl("http://a.test/?x=100%")).toBe("http://a.test/?x=100%25");
+    expect(normaliseUrl("http://a.test/?x=%zz")).toBe("http://a.test/?x=%25zz");
+    expect(normaliseUrl('http://a.test/?a b"<>\\^`{|}')).toBe("http://a.test/?a%20b%22%3C%3E%5C%5E%60%7B%7C%7D");
+    expect(normaliseUrl("http://a.test/?q=é&x=\u007f")).toBe("http://a.test/?q=%C3%A9&x=%7F");
+    // Allowed characters and existing escapes stay as written (the URL parser would turn ' into %27).
+    expect(normaliseUrl("http://a.test/?a='b'&c=%7e%2a/?:@!$()*+,;")).toBe("http://a.test/?a='b'&c=%7e%2a/?:@!$()*+,;");
+    // Never twice: an encoded query goes through unchanged.
+    expect(normaliseUrl("http://a.test/q2?arr%5B%5D=1&x=100%25")).toBe("http://a.test/q2?arr%5B%5D=1&x=100%25");
+    // Relative references bring their own query; a fragment-only one keeps the base's.
+    expect(normaliseUrl("?b[0]=1#f", "http://a.test/p?old")).toBe("http://a.test/p?b%5B0%5D=1");
+    expect(normaliseUrl("#f", "http://a.test/p?x=%5B")).toBe("http://a.test/p?x=%5B");
+    expect(normaliseUrl("#f?x=[", "http://a.test/p")).toBe("http://a.test/p");
+  });
+
   test("duplicate spellings of one page collapse to one", () => {
     const spellings = [
       "http://a.test/~user/café",
@@ -65,6 +81,7 @@ describe("normaliseUrl", () => {
       "http://a.test/[x]|^`{}",
       "http://xn--caf-dma.test/",
       "http://café.test/",
+      "http://a.test/?arr[]=1&x=100%&y=%zz&z=%41'",
     ];
     for (const input of inputs) {
       const once = normaliseUrl(input)!;
