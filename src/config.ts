@@ -16,6 +16,12 @@ export interface ServeConfig {
   crawlQueue: number;
   allowPrivateTargets: boolean;
   allowTargets: AllowedTarget[];
+  jobMaxPages: number;
+  jobTimeoutSeconds: number;
+  maxJobs: number;
+  jobQueue: number;
+  jobRetentionDays: number;
+  jobLeaseSeconds: number;
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
@@ -156,6 +162,54 @@ const serveSpecs = {
     multiple: true,
     fallback: () => [],
     parse: guarded((text) => parseAllowTarget(text)),
+  },
+  jobMaxPages: {
+    flag: "job-max-pages",
+    env: ["GENAPI_JOB_MAX_PAGES"],
+    value: "N",
+    help: "page requests per crawl job, redirect hops included (default 100000, at most 1000000)",
+    fallback: () => 100_000,
+    parse: integer(1, 1_000_000),
+  },
+  jobTimeoutSeconds: {
+    flag: "job-timeout",
+    env: ["GENAPI_JOB_TIMEOUT"],
+    value: "SECONDS",
+    help: "crawl time of one job, over all its attempts (default 3600)",
+    fallback: () => 3600,
+    parse: integer(1, 30 * 86_400),
+  },
+  maxJobs: {
+    flag: "max-jobs",
+    env: ["GENAPI_MAX_JOBS"],
+    value: "N",
+    help: "crawl jobs this process runs at once; 0: it only serves them (default 2)",
+    fallback: () => 2,
+    parse: integer(0, 1000),
+  },
+  jobQueue: {
+    flag: "job-queue",
+    env: ["GENAPI_JOB_QUEUE"],
+    value: "N",
+    help: "jobs that may wait in the store; beyond that 503 (default 1000)",
+    fallback: () => 1000,
+    parse: integer(0, 1_000_000),
+  },
+  jobRetentionDays: {
+    flag: "job-retention",
+    env: ["GENAPI_JOB_RETENTION"],
+    value: "DAYS",
+    help: "days a finished job and its result are kept (default 7)",
+    fallback: () => 7,
+    parse: integer(1, 3650),
+  },
+  jobLeaseSeconds: {
+    flag: "job-lease",
+    env: ["GENAPI_JOB_LEASE"],
+    value: "SECONDS",
+    help: "how long a running job stays claimed after its process stops renewing it (default 60)",
+    fallback: () => 60,
+    parse: integer(2, 3600),
   },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 

@@ -20,7 +20,7 @@ export interface JobControl {
 }
 
 /** How a crawl ended: what it found (already in the store) or how /api/generate would have failed. */
-export type CrawlEnd = { ok: true; progress: JobProgress } | { ok: false; error: JobError; progress: JobProgress };
+export type CrawlEnd = { ok: true; truncated: boolean; progress: JobProgress } | { ok: false; error: JobError; progress: JobProgress };
 
 export interface RunnerDeps {
   store: JobStore;
@@ -117,9 +117,9 @@ export class JobRunner {
       if (job.status === "cancelled") {
         // Cancelled while its owner was gone: publish what the crawl had stored.
         stop("cancelled");
-        end = { ok: true, progress };
+        end = { ok: true, truncated: true, progress };
       } else if (job.attempts > MAX_ATTEMPTS) {
-        end = { ok: true, progress };
+        end = { ok: true, truncated: true, progress };
         this.deps.log(`job ${job.id}: ${MAX_ATTEMPTS} attempts ended without finishing; publishing what was found`);
       } else {
         end = await this.deps.crawl(job, {
@@ -145,7 +145,7 @@ export class JobRunner {
         error = end.error;
       } else {
         // A job cancelled, or given up after its attempts, keeps what it found, truncated.
-        const truncated = why === "cancelled" || job.attempts > MAX_ATTEMPTS;
+        const truncated = end.truncated || why === "cancelled";
         result = await this.deps.publish(job, truncated, progress);
         status = why === "cancelled" ? "cancelled" : "succeeded";
         if (result === null) {

@@ -32,6 +32,8 @@ export interface Lease {
   progress: (progress: JobProgress) => void;
 }
 
+const EMPTY: ReadonlySet<string> = new Set();
+
 export class StoreCrawlState implements CrawlState {
   private readonly cache = new Set<string>();
   private window: FrontierUrl[] = [];
@@ -45,10 +47,15 @@ export class StoreCrawlState implements CrawlState {
   private facts: CrawlFacts | null = null;
   private report_: ExclusionReport = emptyExclusionReport();
   private pending = emptyBatch();
+  /** URLs of the checkpoint being written. */
+  private writing: ReadonlySet<string> = EMPTY;
   private pendingPages = 0;
   private lastFlush = 0;
   private flushing: Promise<void> = Promise.resolve();
   private dead = false;
+  /** URLs claimed by items not yet recorded: seen in this process only. */
+  private readonly claims = new Set<string>();
+  private turn: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: JobStore,
@@ -71,7 +78,11 @@ export class StoreCrawlState implements CrawlState {
     return { start: facts.url, queued: facts.queued, pagesCrawled: facts.pagesCrawled, urlsListed: facts.urlsListed, truncated: facts.truncated };
   }
 
-  async take(max: number): Promise<{ items: FrontierItem[]; queued: number }> {
+  take(max: number): Promise<{ items: FrontierItem[]; queued: number }> {
+    return this.exclusive(() => this.takeNow(max));
+  }
+
+  private async takeNow(max: number): Promise<{ items: FrontierItem[]; queued: number }> {
     if (this.window.length === 0 && !this.windowAtTail) {
       // The window ran dry: write what is pending so the store's frontier is complete, then read on.
       await this.flush();
@@ -85,17 +96,39 @@ export class StoreCrawlState implements CrawlState {
     return { items: taken.map(({ url, depth }) => ({ url, depth })), queued: this.waiting };
   }
 
-  async claim(url: string): Promise<boolean> {
-    if (this.cache.has(url)) return false;
+  /**
+   * Seen checks ask the store and then mark: two pages doing that at once could both find a URL
+   * new. One at a time, they cannot (fetches still run in parallel; only this bookkeeping waits).
+   */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.turn.then(work);
+    this.turn = next.then(
+      () => {},
+      () => {},
+    );
+    return next;
+  }
+
+  claim(url: string, by: FrontierItem): Promise<boolean> {
+    return this.exclusive(() => this.claimNow(url, by));
+  }
+
+  record(page: PageRecord): Promise<RecordResult> {
+    return this.exclusive(() => this.recordNow(page));
+  }
+
+  private async claimNow(url: string, _by: FrontierItem): Promise<boolean> {
+    // Held in the cache only: a claim becomes durable with its item's record, and a new process (an empty cache) drops it.
+    if (this.known(url)) return false;
     if ((await this.store.seen(this.jobId, [url])).size > 0) {
       this.remember(url);
       return false;
     }
-    this.remember(url);
+    this.claims.add(url);
     return true;
   }
 
-  async record(page: PageRecord): Promise<RecordResult> {
+  private async recordNow(page: PageRecord): Promise<RecordResult> {
     if (this.dead) return { dropped: 0, queued: 0 };
     const facts = (this.facts ??= {
       url: page.start ?? "",
@@ -113,18 +146,27 @@ export class StoreCrawlState implements CrawlState {
       this.inFlight--;
     }
     for (const url of page.seen) {
+      this.claims.delete(url);
       this.remember(url);
       this.pending.seen.push(url);
+      this.pending.urls.add(url);
     }
-    // Links not in the cache are asked of the store, all at once.
-    const unknown = [...new Set(page.links.map((link) => link.url).filter((url) => !this.cache.has(url)))];
-    const stored = unknown.length ? await this.store.seen(this.jobId, unknown) : new Set<string>();
+    // Links not known here are asked of the store, all at once.
+    // (What is known now is decided now: a checkpoint written meanwhile may move it to the store.)
+    const seen = new Set<string>();
+    const unknown: string[] = [];
+    for (const { url } of page.links) {
+      if (this.known(url)) seen.add(url);
+      else unknown.push(url);
+    }
+    if (unknown.length) for (const url of await this.store.seen(this.jobId, [...new Set(unknown)])) seen.add(url);
     let dropped = 0;
     for (const link of page.links) {
-      if (this.cache.has(link.url) || stored.has(link.url)) continue;
+      if (seen.has(link.url) || this.known(link.url)) continue;
       if (link.excluded !== undefined) {
         this.remember(link.url);
         this.pending.seen.push(link.url);
+        this.pending.urls.add(link.url);
         recordExclusion(this.report_, link.excluded, link.url);
       } else if (facts.queued >= page.maxFrontier) {
         dropped++;
@@ -132,6 +174,7 @@ export class StoreCrawlState implements CrawlState {
         this.remember(link.url);
         const item = { url: link.url, depth: link.depth, seq: ++this.lastSeq };
         this.pending.discovered.push(item);
+        this.pending.urls.add(link.url);
         facts.queued++;
         // While the window holds the frontier's end, new items join it; otherwise the store keeps them.
         if (this.windowAtTail && this.window.length < this.options.windowSize) this.window.push(item);
@@ -158,11 +201,14 @@ export class StoreCrawlState implements CrawlState {
       if (this.dead || !this.facts) return;
       const batch = this.pending;
       this.pending = emptyBatch();
+      this.writing = batch.urls;
       this.pendingPages = 0;
       this.lastFlush = this.now();
       this.facts.excluded = this.report_.excluded;
       this.facts.excludedExamples = this.report_.excluded_examples;
-      const held = await this.lease.checkpoint({ ...batch, progress: this.progress(), crawl: { ...this.facts } });
+      const { urls: _, ...rows } = batch;
+      const held = await this.lease.checkpoint({ ...rows, progress: this.progress(), crawl: { ...this.facts } });
+      this.writing = EMPTY;
       if (!held) {
         this.dead = true;
         this.lease.lost();
@@ -200,6 +246,11 @@ export class StoreCrawlState implements CrawlState {
     return Math.max(0, (this.facts?.queued ?? 0) - this.inFlight);
   }
 
+  /** Seen, as far as this process knows without the store: cached, or in a batch not yet stored. */
+  private known(url: string): boolean {
+    return this.cache.has(url) || this.claims.has(url) || this.pending.urls.has(url) || this.writing.has(url);
+  }
+
   /** Remembers a URL as seen; the oldest are forgotten past the cache size (the store has them by then). */
   private remember(url: string): void {
     this.cache.add(url);
@@ -214,6 +265,15 @@ export class StoreCrawlState implements CrawlState {
   }
 }
 
-function emptyBatch(): { done: string[]; discovered: FrontierUrl[]; seen: string[]; entries: StoredEntry[] } {
-  return { done: [], discovered: [], seen: [], entries: [] };
+interface Batch {
+  done: string[];
+  discovered: FrontierUrl[];
+  seen: string[];
+  entries: StoredEntry[];
+  /** Every URL this batch makes seen: known here until its checkpoint is in the store. */
+  urls: Set<string>;
+}
+
+function emptyBatch(): Batch {
+  return { done: [], discovered: [], seen: [], entries: [], urls: new Set() };
 }
