@@ -2,6 +2,7 @@
 // (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./body.ts";
+import { defaultCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
 import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./crawl-state.ts";
 import { headerDirectives, mergeDirectives } from "./directives.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "./errors.ts";
@@ -12,6 +13,8 @@ import { MAX_URL_LENGTH, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./limits.ts
 import { decodeHtml, extractPage } from "./links.ts";
 import { CrawlStopped, createRequester, describeFailure, timerDelay, type HopFetcher, type Requester } from "./request.ts";
 import { fetchRobots, type RobotsRules } from "./robots.ts";
+import { readRobotsSitemaps } from "./robots-sitemaps.ts";
+import { createUrlFilter, type UrlFilter } from "./url-filter.ts";
 import { normaliseUrl, originOf } from "./url.ts";
 import { fitSitemap, type SitemapEntry } from "./xml.ts";
 
@@ -70,6 +73,8 @@ export interface CrawlProgress {
 }
 
 export interface RunOptions {
+  /** The request's crawl options (crawl-options.ts); max_pages lowers limits.maxPages. */
+  crawl?: CrawlOptions;
   /** Stops the crawl: what was found stays in the state, and the run says `stopped: "aborted"`. */
   signal?: AbortSignal;
   /** Called every `progressEveryMs` while the crawl runs, and once at its end. */
@@ -102,6 +107,10 @@ export interface CrawlResult extends ExclusionReport {
 }
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1";
+/** The 422's reason when `exclude` matches the start URL (or a hop of its redirects). */
+const EXCLUDED_START = "the start URL matches exclude";
+/** sitemaps_from_robots URLs recorded per state write. */
+const SITEMAP_BATCH = 500;
 const GC_EVERY_PAGES = 5_000;
 const PROGRESS_EVERY_MS = 1_000;
 
@@ -109,12 +118,18 @@ const PROGRESS_EVERY_MS = 1_000;
  * Crawls the origin of `startUrl` in memory and renders its sitemap: POST /api/generate's crawl.
  * Throws as runCrawl does; a stop by `signal` returns what was found with truncated: true.
  */
-export async function crawlSite(startUrl: string, limits: CrawlLimits, deps: CrawlDeps, signal?: AbortSignal): Promise<CrawlResult> {
+export async function crawlSite(
+  startUrl: string,
+  limits: CrawlLimits,
+  deps: CrawlDeps,
+  signal?: AbortSignal,
+  options?: CrawlOptions,
+): Promise<CrawlResult> {
   const state = new MemoryCrawlState();
-  const run = await runCrawl(startUrl, state, limits, deps, { signal });
+  const run = await runCrawl(startUrl, state, limits, deps, { signal, crawl: options });
   const listed: SitemapEntry[] = [];
   for await (const entry of state.entries()) listed.push(entry);
-  const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes);
+  const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes, { alternates: options?.alternates, images: options?.images });
   return {
     url: run.url,
     entries: fit.entries,
@@ -139,7 +154,8 @@ export async function runCrawl(startUrl: string, state: CrawlState, limits: Craw
   const onAbort = () => stop.abort(new CrawlStopped("aborted"));
   signal?.addEventListener("abort", onAbort, { once: true });
   const timer = setTimeout(() => stop.abort(new CrawlStopped("timed out")), timerDelay(limits.timeoutMs));
-  const crawl = new Crawl(limits, deps, stop, state);
+  const crawlOptions = options.crawl ?? defaultCrawlOptions(limits.maxPages);
+  const crawl = new Crawl({ ...limits, maxPages: Math.min(limits.maxPages, crawlOptions.max_pages) }, deps, stop, state, crawlOptions);
   const report = () => options.onProgress?.(crawl.progress());
   const ticker = options.onProgress ? setInterval(report, options.progressEveryMs ?? PROGRESS_EVERY_MS) : undefined;
   try {
@@ -173,14 +189,21 @@ class Crawl {
   private truncated = false;
   /** What became of the start page when it was not listed: the 422's reason. */
   private startExclusion: ExclusionReason | undefined;
+  /** include, exclude, ignore_query_params, max_depth. */
+  private readonly filter: UrlFilter;
+  /** `filter.strip` for a URL that may be null. */
+  private readonly strip: (url: string | null) => string | null;
 
   constructor(
     private readonly limits: CrawlLimits,
     private readonly deps: CrawlDeps,
     private readonly stop: AbortController,
     private readonly state: CrawlState,
+    private readonly options: CrawlOptions,
   ) {
     this.started = deps.now();
+    this.filter = createUrlFilter(options);
+    this.strip = (url) => (url === null ? null : this.filter.strip(url));
     this.productToken = deps.userAgent.split("/")[0]!;
     const headers = { "User-Agent": deps.userAgent, Accept: ACCEPT };
     this.request = createRequester(deps.fetch, headers, limits.requestTimeoutMs, stop.signal);
@@ -212,6 +235,7 @@ class Crawl {
       this.scope = originOf(url);
       this.robots = start.robots;
       await this.finish(null, start.chain, url, start.page, 0, start.pages, url);
+      if (this.options.sitemaps_from_robots) await this.queueRobotsSitemaps();
     }
     await this.crawlQueue();
     const stopped = this.stop.signal.aborted ? (this.stop.signal.reason as CrawlStopped).reason : null;
@@ -239,7 +263,7 @@ class Crawl {
    * chain may be as long as the page budget (each hop is a page request), not maxRedirects.
    */
   private async fetchStart(startUrl: string) {
-    const first = normaliseUrl(startUrl);
+    const first = this.strip(normaliseUrl(startUrl));
     if (first === null || first.length > this.limits.maxUrlLength) throw new CrawlFailedError("invalid URL");
     const rulesByOrigin = new Map<string, RobotsRules>();
     let rules: RobotsRules | undefined;
@@ -248,8 +272,10 @@ class Crawl {
       first,
       {
         maxRedirects: Infinity,
-        resolve: (location, from) => normaliseUrl(location, from),
+        resolve: (location, from) => this.strip(normaliseUrl(location, from)),
         before: async (url) => {
+          // `exclude` means never requested, the start URL included: there is then nothing to crawl.
+          if (this.filter.excluded(url)) return EXCLUDED_START;
           const origin = originOf(url);
           rules = rulesByOrigin.get(origin) ?? (await fetchRobots(origin, this.request, this.productToken));
           rulesByOrigin.set(origin, rules);
@@ -268,7 +294,10 @@ class Crawl {
       },
       (url) => this.fetchHop(url),
     );
-    if (followed.kind === "stopped") throw new CrawlFailedError(followed.reason);
+    if (followed.kind === "stopped") {
+      if (followed.reason === EXCLUDED_START) throw new NothingListedError(EXCLUDED_START);
+      throw new CrawlFailedError(followed.reason);
+    }
     if (followed.value.kind === "failed") throw new CrawlFailedError(followed.value.reason);
     return { url: followed.url, page: followed.value, chain: followed.chain, robots: rules!, pages: this.pagesCrawled - pagesBefore };
   }
@@ -305,7 +334,7 @@ class Crawl {
         item.url,
         {
           maxRedirects: this.limits.maxRedirects,
-          resolve: (location, from) => normaliseUrl(location, from),
+          resolve: (location, from) => this.strip(normaliseUrl(location, from)),
           before: () => (this.withinBudget() ? null : "out of budget"),
           admit: async (target) => {
             const verdict = this.judgeLink(target, item.depth);
@@ -378,7 +407,7 @@ class Crawl {
   }
 
   private pushLink(links: LinkVerdict[], url: string, depth: number): void {
-    const verdict = this.judgeLink(url, depth);
+    const verdict = this.judgeLink(this.filter.strip(url), depth);
     if (verdict !== null) links.push(verdict);
   }
 
@@ -390,7 +419,37 @@ class Crawl {
   private judgeLink(url: string, depth: number): LinkVerdict | null {
     if (url.length > this.limits.maxUrlLength || !url.startsWith(`${this.scope}/`)) return null;
     if (!this.robots!.allows(url)) return { url, depth, excluded: "robots" };
+    if (this.filter.excluded(url) || !this.filter.withinDepth(depth)) return { url, depth, excluded: "filtered" };
     return { url, depth };
+  }
+
+  /**
+   * sitemaps_from_robots: the page URLs of the sitemaps robots.txt names, judged like links of the
+   * start page's depth (they are seeds, not links), queued while the page budget has room.
+   */
+  private async queueRobotsSitemaps(): Promise<void> {
+    let batch: LinkVerdict[] = [];
+    const flush = async () => {
+      const links = batch;
+      batch = [];
+      if (links.length > 0) await this.record({ done: null, seen: [], links, excluded: [], pages: 0, truncated: false });
+    };
+    const pending: Promise<void>[] = [];
+    const room = () => this.queued + this.buffer.length + batch.length < this.limits.maxPages - this.pagesCrawled;
+    try {
+      const read = await readRobotsSitemaps(this.scope, this.robots!.sitemaps, this.request, (url) => {
+        if (!room()) return false;
+        this.pushLink(batch, url, 0);
+        if (batch.length >= SITEMAP_BATCH) pending.push(flush());
+        return room();
+      });
+      if (read.truncated) this.truncated = true;
+    } catch (err) {
+      if (!(err instanceof CrawlStopped)) throw err;
+      this.truncated = true;
+    }
+    await Promise.all(pending);
+    await flush();
   }
 
   private async record(page: Omit<PageRecord, "maxFrontier">): Promise<void> {
@@ -404,16 +463,20 @@ class Crawl {
 
   /** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
   private readPage(url: string, page: PageAnswer) {
-    const facts = extractPage(page.html, url, this.productToken, this.limits.maxLinksPerPage);
+    const facts = extractPage(page.html, url, this.productToken, this.limits.maxLinksPerPage, this.options);
     const directives = mergeDirectives(facts.directives, headerDirectives(page.headers.get("x-robots-tag"), this.productToken));
     const headerCanonical = linkHeaderCanonical(page.headers);
-    const canonical = facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url));
+    const canonical = this.strip(facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url)));
     let exclusion: ExclusionReason | undefined;
     if (page.status !== 200) exclusion = "http_error";
     else if (directives.noindex) exclusion = "noindex";
     else if (canonical !== null && canonical !== url) exclusion = "canonical";
+    // `include` limits the listing only: the page's links are followed all the same.
+    else if (!this.filter.included(url)) exclusion = "filtered";
     const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(page.headers, this.deps.now()) };
     if (entry.lastmod === undefined) delete entry.lastmod;
+    if (facts.alternates) entry.alternates = facts.alternates;
+    if (facts.images) entry.images = facts.images;
     return {
       exclusion,
       entry,
