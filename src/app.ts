@@ -1,7 +1,7 @@
 // Composes the Elysia app from its features. It never listens: src/server.ts serves it, and
 // tests call app.handle(new Request(...)).
 import { cors } from "@elysiajs/cors";
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import { errorHandling, methodIndex } from "./http/errors.ts";
 import { docs } from "./ops/docs.ts";
 import { healthRoutes } from "./ops/health.ts";
@@ -11,6 +11,8 @@ import { sitemapRoutes, type SitemapDeps } from "./sitemap/routes.ts";
 export interface AppDeps {
   isReady: () => boolean;
   sitemap: SitemapDeps;
+  /** The job endpoints (src/jobs/routes.ts), when the server runs them. */
+  jobs?: AnyElysia;
 }
 
 /** Headers that browsers may read from cross-origin responses. */
@@ -30,7 +32,7 @@ export function createApp(deps: AppDeps) {
       cors({
         origin: "*",
         credentials: false,
-        methods: ["GET", "POST", "OPTIONS"],
+        methods: ["GET", "POST", "DELETE", "OPTIONS"],
         allowedHeaders: ["Content-Type", "X-API-Key"],
         exposeHeaders: EXPOSED_HEADERS,
         maxAge: 600,
@@ -44,7 +46,8 @@ export function createApp(deps: AppDeps) {
     .use(docs)
     .use(healthRoutes(deps.isReady))
     .use(passwordRoutes)
-    .use(sitemapRoutes(deps.sitemap));
+    .use(sitemapRoutes(deps.sitemap))
+    .use(deps.jobs ?? new Elysia({ name: "jobs" }));
   const allowed = methodIndex(app.routes);
   return app;
 }

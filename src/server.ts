@@ -5,6 +5,10 @@ import type { Server } from "bun";
 import { createApp } from "./app.ts";
 import type { ServeConfig } from "./config.ts";
 import { isDatabaseUsable, openDatabase } from "./db/database.ts";
+import { migrations } from "./db/migrations.ts";
+import { sqliteJobAdmission } from "./jobs/admission.ts";
+import { createJobService } from "./jobs/service.ts";
+import { createSqliteJobStore, sqliteJobsMigration } from "./jobs/sqlite-job-store.ts";
 import { batchedWriter } from "./http/log-writer.ts";
 import { withRequestLog } from "./http/request-log.ts";
 import { clientAddressResolver } from "./quota/client-address.ts";
@@ -39,7 +43,7 @@ export interface ServerIo {
 export class ListenError extends Error {}
 
 export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
-  const db = openDatabase(config.dbPath);
+  const db = openDatabase(config.dbPath, [...migrations, sqliteJobsMigration]);
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
   const clientIp = (request: Request) => peers.get(request) ?? "unknown";
@@ -47,7 +51,15 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
   const hardStop = new AbortController();
   const sitemap = createSitemapService(config, { stopSignal: hardStop.signal });
   let server: Server<undefined>;
+  const direct = async <T>(fn: (database: typeof db) => T) => fn(db);
+  const jobs = createJobService(config, {
+    store: createSqliteJobStore({ read: direct, write: direct }),
+    ...sqliteJobAdmission({ db, now: () => new Date(), clientIp, freeDailyLimit: config.freeDailyLimit, checkTarget: sitemap.checkTarget }),
+    storeError: () => null,
+    log: (message) => io.stderr(`genapi: ${message}\n`),
+  });
   const app = createApp({
+    jobs: jobs.routes,
     isReady: () => isDatabaseUsable(db),
     sitemap: {
       db,
@@ -103,13 +115,16 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       db: config.dbPath,
     }) + "\n",
   );
+  jobs.start();
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       const graceMs = config.crawlTimeoutSeconds * 1000 + SHUTDOWN_GRACE_MS;
-      // Queued crawls answer 503 and get their admission back; running ones may finish.
+      // Queued crawls answer 503 and get their admission back; running ones may finish. Running
+      // jobs are handed back with their progress, for the next process to continue.
       slots.close();
+      const handedBack = jobs.stop();
       const finished = server.stop(false).then(() => true);
       const within = (ms: number) => Promise.race([finished, Bun.sleep(ms).then(() => false)]);
       if (!(await within(graceMs))) {
@@ -117,6 +132,7 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
         hardStop.abort();
         if (!(await within(HARD_STOP_MS))) await server.stop(true);
       }
+      await handedBack;
       log.flush();
       db.close();
     })());

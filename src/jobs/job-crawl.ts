@@ -39,7 +39,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       concurrency: deps.concurrency ?? defaultCrawlLimits.concurrency,
     };
     try {
-      const run = await runCrawl(job.url, state, limits, deps.crawl, { signal: control.signal });
+      const run = await runCrawl(job.url, state, limits, deps.crawl, { signal: control.signal, crawl: job.options });
       await state.flush();
       return { ok: true, truncated: run.truncated, progress: state.progress() };
     } catch (error) {

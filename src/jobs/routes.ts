@@ -54,6 +54,8 @@ export interface JobsDeps {
   storeError: (error: unknown) => Response | null;
   /** How often the event stream looks at the job (ms); at most 2 s. */
   eventsPollMs?: number;
+  /** Aborts at shutdown: event streams end (clients reconnect elsewhere) instead of holding the stop. */
+  stopSignal?: AbortSignal;
 }
 
 interface JobBody {
@@ -253,7 +255,7 @@ export const jobRoutes = (deps: JobsDeps) => {
             },
             isFinished: (view) => FINISHED.includes(view.status),
             pollMs: deps.eventsPollMs ?? 1000,
-            signal: request.signal,
+            signal: deps.stopSignal ? AbortSignal.any([request.signal, deps.stopSignal]) : request.signal,
             first: jobView(job),
           });
         }),

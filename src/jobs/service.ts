@@ -1,0 +1,94 @@
+// Binds jobs to the server: the runner (crawls with the shared engine through the guarded fetcher),
+// the routes' dependencies, retention. server.ts starts it after listening and stops it on SIGTERM
+// (running jobs handed back), before the store closes.
+import { hostname } from "node:os";
+import type { ServeConfig } from "../config.ts";
+import { systemResolver, type Resolver, type TargetPolicy } from "../sitemap/address-guard.ts";
+import { createGuardedFetch } from "../sitemap/guarded-fetch.ts";
+import { USER_AGENT } from "../version.ts";
+import { createNotifier } from "./callback.ts";
+import { createJobCrawl } from "./job-crawl.ts";
+import type { JobStore } from "./job-store.ts";
+import { publishResult } from "./publish.ts";
+import { startRetention } from "./retention.ts";
+import { jobRoutes, jobView, type JobsDeps } from "./routes.ts";
+import { JobRunner } from "./runner.ts";
+
+export type JobConfig = Pick<
+  ServeConfig,
+  "jobMaxPages" | "jobTimeoutSeconds" | "maxJobs" | "jobQueue" | "jobRetentionDays" | "jobLeaseSeconds" | "allowPrivateTargets" | "allowTargets"
+>;
+
+export interface JobServiceDeps {
+  store: JobStore;
+  authenticate: JobsDeps["authenticate"];
+  admit: JobsDeps["admit"];
+  storeError: JobsDeps["storeError"];
+  log: (message: string) => void;
+  resolve?: Resolver;
+}
+
+export function createJobService(config: JobConfig, deps: JobServiceDeps) {
+  const { store } = deps;
+  const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
+  const resolve = deps.resolve ?? systemResolver;
+  const leaseMs = config.jobLeaseSeconds * 1000;
+  // Unique per process, readable in the store when an operator wonders who holds a job.
+  const owner = `${hostname()}:${process.pid}:${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("base64url")}`;
+  const runner = new JobRunner({
+    store,
+    owner,
+    maxJobs: config.maxJobs,
+    leaseMs,
+    jobTimeoutMs: config.jobTimeoutSeconds * 1000,
+    pollMs: 1000,
+    now: Date.now,
+    crawl: createJobCrawl({
+      store,
+      owner,
+      leaseMs,
+      crawl: { fetch: createGuardedFetch(policy, resolve), now: Date.now, userAgent: USER_AGENT },
+    }),
+    publish: (job, truncated, progress) => publishResult(store, job, { truncated, progress, now: new Date() }),
+    notify: createNotifier({
+      store,
+      policy,
+      resolve,
+      userAgent: USER_AGENT,
+      view: async (id) => {
+        const job = await store.get(id);
+        return job ? jobView(job) : null;
+      },
+      log: deps.log,
+    }),
+    log: deps.log,
+  });
+  let retention: { stop: () => Promise<void> } | undefined;
+  const stopping = new AbortController();
+
+  const routeDeps: JobsDeps = {
+    store,
+    now: () => new Date(),
+    authenticate: deps.authenticate,
+    admit: deps.admit,
+    maxPages: config.jobMaxPages,
+    maxQueued: config.jobQueue,
+    wake: () => runner.wake(),
+    storeError: deps.storeError,
+    stopSignal: stopping.signal,
+  };
+
+  return {
+    routes: jobRoutes(routeDeps),
+    runner,
+    start() {
+      runner.start();
+      retention = startRetention({ store, retentionDays: config.jobRetentionDays, now: Date.now, log: deps.log });
+    },
+    /** Hands running jobs back (their progress kept) and stops retention. */
+    async stop() {
+      stopping.abort();
+      await Promise.all([runner.stop(), retention?.stop()]);
+    },
+  };
+}
