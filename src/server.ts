@@ -69,6 +69,7 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       slots,
       checkTarget: sitemap.checkTarget,
       crawl: sitemap.crawl,
+      maxPages: config.maxPages,
       // A crawl (and its wait for a slot) may outlast the idle timeout: its own deadline bounds it.
       holdConnection: (request) => server.timeout(request, 0),
     },

@@ -7,6 +7,7 @@ import { authenticate } from "../keys/key-store.ts";
 import { admit, peek, quotaForKey, rateLimitHeaders, rateLimitMessage, release } from "../quota/quota.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
 import type { CrawlResult } from "./crawler.ts";
+import { parseCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
 import { CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
 import { crawlErrorAnswer, TargetRefusedError } from "./errors.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
@@ -25,7 +26,9 @@ export interface SitemapDeps {
   slots: CrawlSlots;
   /** Step 4: throws TargetRefusedError for a forbidden target; a name that does not resolve passes (the crawl reports it). */
   checkTarget: (url: URL) => Promise<void>;
-  crawl: (url: string, signal: AbortSignal) => Promise<CrawlResult>;
+  crawl: (url: string, signal: AbortSignal, options: CrawlOptions) => Promise<CrawlResult>;
+  /** --max-pages: the cap of the body's max_pages, and its default. */
+  maxPages: number;
   /** Lifts the connection's idle timeout while a crawl runs or waits. */
   holdConnection?: (request: Request) => void;
 }
@@ -33,11 +36,12 @@ export interface SitemapDeps {
 const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
   Response.json({ success: false, message }, { status, headers });
 
-/** The body's `url` (parsed, and as sent), or the response that refuses the body (steps 2 and 3). */
+/** The body's `url` (parsed, and as sent) and crawl options, or the response that refuses the body (steps 2 and 3). */
 async function readTargetUrl(
   request: Request,
   quotaHeaders: () => Record<string, string>,
-): Promise<{ url: URL; sent: string } | Response> {
+  maxPagesCap: number,
+): Promise<{ url: URL; sent: string; options: CrawlOptions } | Response> {
   let bytes: Uint8Array;
   try {
     bytes = await readBodyBytes(request, BODY_LIMIT);
@@ -57,7 +61,11 @@ async function readTargetUrl(
   }
   const sent = (body as { url?: unknown }).url;
   const url = parseTargetUrl(sent);
-  return url ? { url, sent: sent as string } : fail(400, INVALID_URL_MESSAGE, quotaHeaders());
+  if (!url) return fail(400, INVALID_URL_MESSAGE, quotaHeaders());
+  // Still step 3, before admission: an invalid option costs no quota.
+  const parsed = parseCrawlOptions(body as Record<string, unknown>, { maxPagesCap });
+  if (!parsed.ok) return fail(400, parsed.message, quotaHeaders());
+  return { url, sent: sent as string, options: parsed.options };
 }
 
 /** Steps 2 to 7, for a request whose key is valid; its quota is `bucket` / `limit`. */
@@ -65,9 +73,9 @@ async function generateFor(request: Request, deps: SitemapDeps, bucket: string, 
   const unchanged = () => rateLimitHeaders(peek(deps.db, bucket, limit, now), now);
 
   // 2-3. The body and its URL.
-  const target = await readTargetUrl(request, unchanged);
+  const target = await readTargetUrl(request, unchanged, deps.maxPages);
   if (target instanceof Response) return target;
-  const { url, sent } = target;
+  const { url, sent, options } = target;
 
   // 4. The target address (checked again at every connection).
   try {
@@ -96,7 +104,7 @@ async function generateFor(request: Request, deps: SitemapDeps, bucket: string, 
 
   // 7. The crawl.
   try {
-    const result = await deps.crawl(url.href, request.signal);
+    const result = await deps.crawl(url.href, request.signal, options);
     return Response.json(
       {
         success: true,
@@ -109,6 +117,8 @@ async function generateFor(request: Request, deps: SitemapDeps, bucket: string, 
           truncated: result.truncated,
           duration_ms: Math.round(result.durationMs),
           generated_at: deps.now().toISOString(),
+          excluded: result.excluded,
+          excluded_examples: result.excluded_examples,
         },
       },
       { headers },

@@ -3,6 +3,7 @@
 import type { ServeConfig } from "../config.ts";
 import { USER_AGENT } from "../version.ts";
 import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
+import type { CrawlOptions } from "./crawl-options.ts";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult } from "./crawler.ts";
 import { TargetRefusedError } from "./errors.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
@@ -20,7 +21,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 export interface SitemapService {
   checkTarget: (url: URL) => Promise<void>;
-  crawl: (url: string, signal: AbortSignal) => Promise<CrawlResult>;
+  /** `options.max_pages` (at most --max-pages, checked by the route) bounds this crawl's pages. */
+  crawl: (url: string, signal: AbortSignal, options: CrawlOptions) => Promise<CrawlResult>;
 }
 
 function crawlLimitsFor(config: Pick<ServeConfig, "maxPages" | "crawlTimeoutSeconds">): CrawlLimits {
@@ -45,10 +47,10 @@ export function createSitemapService(
         if (error instanceof TargetRefusedError) throw error;
       }
     },
-    crawl(url, signal) {
+    crawl(url, signal, crawlOptions) {
       const signals = options.stopSignal ? AbortSignal.any([signal, options.stopSignal]) : signal;
       // Wall-clock time: budgets need only differences, but lastmod is checked against today.
-      return crawlSite(url, limits, { fetch, now: Date.now, userAgent: USER_AGENT }, signals);
+      return crawlSite(url, limits, { fetch, now: Date.now, userAgent: USER_AGENT }, signals, crawlOptions);
     },
   };
 }

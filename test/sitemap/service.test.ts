@@ -1,5 +1,6 @@
 // The crawler as the server wires it: real clock, guarded fetch, configured limits.
 import { describe, expect, test } from "bun:test";
+import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
 import { TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { createSitemapService } from "../../src/sitemap/service.ts";
 import { serveSite } from "../support/site.ts";
@@ -15,7 +16,7 @@ describe("createSitemapService", () => {
       "/b": "<p>b</p>",
     });
     try {
-      const result = await createSitemapService(config).crawl(`${site.url}/`, new AbortController().signal);
+      const result = await createSitemapService(config).crawl(`${site.url}/`, new AbortController().signal, defaultCrawlOptions(config.maxPages));
       expect(result.entries).toEqual([{ loc: `${site.url}/`, lastmod: "2026-10-20T08:00:00Z" }, { loc: `${site.url}/b`, lastmod: undefined }]);
     } finally {
       await site.stop();

@@ -22,6 +22,7 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
     clientIp: () => state.ip,
     freeDailyLimit: 5,
     slots: new CrawlSlots(4, 16),
+    maxPages: 500,
     checkTarget: async () => {},
     crawl: async (url) => crawlResult({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
     ...overrides,
