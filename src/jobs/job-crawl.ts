@@ -6,6 +6,9 @@ import type { ClaimedJob, JobStore } from "./job-store.ts";
 import type { CrawlEnd, JobControl } from "./runner.ts";
 import { defaultStoreStateOptions, StoreCrawlState, type StoreStateOptions } from "./store-crawl-state.ts";
 
+/** How often the engine reports its page count to the state (and so to progress and checkpoints). */
+const PROGRESS_EVERY_MS = 250;
+
 export interface JobCrawlDeps {
   store: JobStore;
   owner: string;
@@ -39,7 +42,13 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       concurrency: deps.concurrency ?? defaultCrawlLimits.concurrency,
     };
     try {
-      const run = await runCrawl(job.url, state, limits, deps.crawl, { signal: control.signal, crawl: job.options });
+      const run = await runCrawl(job.url, state, limits, deps.crawl, {
+        signal: control.signal,
+        crawl: job.options,
+        onProgress: (progress) => state.observe(progress.pagesCrawled),
+        progressEveryMs: PROGRESS_EVERY_MS,
+      });
+      state.observe(run.pagesCrawled);
       await state.flush();
       return { ok: true, truncated: run.truncated, progress: state.progress() };
     } catch (error) {

@@ -187,12 +187,19 @@ export class StoreCrawlState implements CrawlState {
       facts.urlsListed++;
     }
     for (const { reason, url } of page.excluded) recordExclusion(this.report_, reason, url);
-    facts.pagesCrawled += page.pages;
     if (page.truncated || dropped > 0) facts.truncated = true;
     this.pendingPages++;
     this.lease.progress(this.progress());
     if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
     return { dropped, queued: this.waiting };
+  }
+
+  /**
+   * The engine's own count of page requests (its progress reports): each record's `pages` is
+   * measured across requests of other pages running at the same time, so their sum overcounts.
+   */
+  observe(pagesCrawled: number): void {
+    if (this.facts) this.facts.pagesCrawled = Math.max(this.facts.pagesCrawled, pagesCrawled);
   }
 
   /** Writes what is pending as one checkpoint (after any checkpoint already being written). */
