@@ -58,14 +58,22 @@ export interface Target {
   met: boolean | null | undefined;
 }
 
+/** Measurements over time for a chart: RSS and pages/s against pages crawled (jobs.ts). */
+export interface Series {
+  label: string;
+  points: { seconds: number; pages: number; rssMB: number; pagesPerSecond: number }[];
+}
+
 export interface SectionResult {
-  id: "password" | "crawl" | "startup" | "quota";
+  id: "password" | "crawl" | "startup" | "quota" | "jobs";
   title: string;
   tables: Table[];
   checks: Check[];
   targets: Target[];
   /** A section that could not run at all. */
   error?: string;
+  /** Samples over time, for charts. */
+  series?: Series[];
   seconds: number;
 }
 
