@@ -104,10 +104,31 @@ function resolveImages(srcs: Set<string>, base: string): string[] {
   const images = new Set<string>();
   for (const src of srcs) {
     if (images.size === MAX_IMAGES_PER_PAGE) break;
-    const url = normaliseUrl(src.trim(), base);
+    const url = resolveImage(src.trim(), base);
     if (url !== null && url.length <= MAX_EXTENSION_URL_LENGTH) images.add(url);
   }
   return [...images];
+}
+
+/**
+ * Sites repeat the same logos and icons on every page, by absolute or root-relative src: their
+ * resolution does not depend on the page's path, so it is remembered (a bounded cache, emptied when
+ * full) rather than parsed again for each page.
+ */
+const imageCache = new Map<string, string | null>();
+const IMAGE_CACHE_SIZE = 4_096;
+
+function resolveImage(src: string, base: string): string | null {
+  let key: string | null = null;
+  if (/^https?:\/\//i.test(src)) key = src;
+  else if (src.startsWith("/") && !src.startsWith("//")) key = `${base.slice(0, base.indexOf("/", base.indexOf("//") + 2))}${src}`;
+  if (key === null) return normaliseUrl(src, base);
+  const known = imageCache.get(key);
+  if (known !== undefined) return known;
+  const url = normaliseUrl(src, base);
+  if (imageCache.size === IMAGE_CACHE_SIZE) imageCache.clear();
+  imageCache.set(key, url);
+  return url;
 }
 
 /**
