@@ -3,6 +3,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/sitemap/crawler.ts";
 import { CrawlFailedError } from "../../src/sitemap/errors.ts";
 import { serveSite, type Route, type Site } from "../support/site.ts";
+import { validateSitemap } from "../support/xmllint.ts";
 
 /** One hop through global fetch: what guarded-fetch.ts does, minus the address check. */
 const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
@@ -18,8 +19,12 @@ async function serve(routes: Record<string, Route>): Promise<Site> {
   return site;
 }
 
-const crawl = (site: Site, limits: Partial<CrawlLimits> = {}, path = "/") =>
-  crawlSite(`${site.url}${path}`, { ...defaultCrawlLimits, ...limits }, { fetch: hop, now: Date.now, userAgent: "genapi/0.1.0" });
+/** Crawls the site; every sitemap it produces must validate against the sitemaps.org schema. */
+const crawl = async (site: Site, limits: Partial<CrawlLimits> = {}, path = "/") => {
+  const result = await crawlSite(`${site.url}${path}`, { ...defaultCrawlLimits, ...limits }, { fetch: hop, now: Date.now, userAgent: "genapi/0.1.0" });
+  expect(await validateSitemap(result.sitemap)).toEqual({ valid: true, errors: [] });
+  return result;
+};
 
 const links = (...hrefs: string[]) => hrefs.map((h) => `<a href="${h}">${h}</a>`).join("\n");
 const redirect = (to: string, status = 301) => new Response(null, { status, headers: { location: to } });

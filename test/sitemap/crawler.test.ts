@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/sitemap/crawler.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { renderSitemap } from "../../src/sitemap/xml.ts";
+import { validateSitemap } from "../support/xmllint.ts";
 
 const SITE = "http://site.test";
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -22,8 +23,12 @@ function fakeSite(pages: Record<string, Page>) {
     if (typeof page === "string") return new Response(page, { headers: { "content-type": "text/html" } });
     return typeof page === "function" ? page(url, init.signal) : (page.clone() as Response);
   };
-  const crawl = (limits: Partial<CrawlLimits> = {}, start = `${SITE}/`, signal?: AbortSignal) =>
-    crawlSite(start, { ...defaultCrawlLimits, ...limits }, { fetch, now: () => clock.now, userAgent: "genapi/1.2.3" }, signal);
+  // Every sitemap a crawl produces must validate against the sitemaps.org schema.
+  const crawl = async (limits: Partial<CrawlLimits> = {}, start = `${SITE}/`, signal?: AbortSignal) => {
+    const result = await crawlSite(start, { ...defaultCrawlLimits, ...limits }, { fetch, now: () => clock.now, userAgent: "genapi/1.2.3" }, signal);
+    expect(await validateSitemap(result.sitemap)).toEqual({ valid: true, errors: [] });
+    return result;
+  };
   const paths = () => requests.map((r) => r.url.replace(SITE, ""));
   return { crawl, requests, paths, clock, hooks };
 }
