@@ -99,7 +99,7 @@ async function withSite<T>(ctx: Context, size: number, use: (url: string) => Pro
 /** One job over the site, sampled every second until it finishes (or `limitSeconds`). */
 async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds: number): Promise<JobRun> {
   const dir = mkdtempSync(join(ctx.workDir, "jobs-"));
-  const genapi = await startGenapi(ctx.binaries.genapi, dir, ["--allow-private-targets", "--job-max-pages", String(Math.max(size, 1) + 10)]);
+  const genapi = await startGenapi(ctx.binaries.genapi, dir, ["--allow-private-targets", "--job-max-pages", String(Math.min(size + 10, 1_000_000))]);
   try {
     const key = createKey(ctx.binaries.genapi, genapi.db, 100);
     await fetch(`${siteUrl}/__reset`);

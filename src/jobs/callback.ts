@@ -3,6 +3,7 @@
 // job's callback_secret. The request goes through the crawler's address guard (checked address,
 // no redirects followed), so a callback cannot reach an address a crawl could not.
 import { createHmac } from "node:crypto";
+import { TargetRefusedError } from "../sitemap/errors.ts";
 import { createGuardedFetch, type Send } from "../sitemap/guarded-fetch.ts";
 import type { Resolver, TargetPolicy } from "../sitemap/address-guard.ts";
 import type { JobStore } from "./job-store.ts";
@@ -58,6 +59,8 @@ export function createNotifier(deps: CallbackDeps) {
         outcome = `HTTP ${res.status}`;
       } catch (error) {
         outcome = (error as Error).message;
+        // An address the guard refuses stays refused: no retry.
+        if (error instanceof TargetRefusedError) break;
       }
     }
     if (outcome !== "sent") deps.log(`job ${jobId}: callback not delivered after ${RETRIES + 1} tries (${outcome})`);

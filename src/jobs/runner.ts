@@ -155,7 +155,8 @@ export class JobRunner {
         }
       }
       if (await store.finish(job.id, owner, { status, result, error, progress, finishedAt })) {
-        await this.deps.notify(job.id).catch((e) => this.deps.log(`job ${job.id}: callback failed: ${(e as Error).message}`));
+        // Not awaited: its retries (seconds apart) must not hold the slot, or a shutdown.
+        this.deps.notify(job.id).catch((e) => this.deps.log(`job ${job.id}: callback failed: ${(e as Error).message}`));
       }
     } finally {
       clearInterval(heartbeat);

@@ -287,6 +287,23 @@ export function describeJobs(backend: Backend) {
     });
   });
 
+  describe(`jobs on ${backend.name}: the callback's address guard`, () => {
+    test("a callback_url the guard refuses gets nothing: only the allowed target is reached", async () => {
+      const site = generatedSite(5);
+      const hook = generatedSite(1);
+      const store = await backend.store();
+      const key = await createKey(store);
+      const server = await startBinary({ dbPath: store, args: ["--allow-target", `127.0.0.1:${new URL(site.url).port}`] });
+      const id = (await json(await createJob(server, key, { url: `${site.url}/`, callback_url: `${hook.url}/hook` }))).data.id;
+      expect((await waitForJob(server, key, id)).status).toBe("succeeded");
+      await Bun.sleep(1_500);
+      expect(hook.callbacks).toEqual([]);
+      expect(await server.stop()).toBe(0);
+      await site.stop();
+      await hook.stop();
+    });
+  });
+
   describe(`jobs on ${backend.name}: durable`, () => {
     test("SIGTERM hands a running job back; a new process finishes it with the same URLs, fetching well under twice the pages", async () => {
       const size = 600;
