@@ -4,7 +4,9 @@
 // XML element depth; no DTD is read and no entity is expanded (saxes never expands DTD entities; a
 // document with a DOCTYPE is refused outright); the stream is parsed as it arrives, never held whole.
 import { SaxesParser } from "saxes";
+import { TargetRefusedError } from "./errors.ts";
 import { isRedirect } from "./headers.ts";
+import { followHops, type HopStep } from "./hops.ts";
 import { CrawlStopped, type Requester } from "./request.ts";
 import { normaliseUrl } from "./url.ts";
 
@@ -105,32 +107,43 @@ interface Sinks {
   child: (loc: string) => void;
 }
 
-/** Fetches one sitemap file (following same-origin redirects) and streams it through the parser. */
-async function readOne(start: string, origin: string, request: Requester, limits: SitemapReadLimits, sinks: Sinks) {
-  let url = start;
-  for (let hop = 0; hop <= limits.maxRedirects; hop++) {
-    let next: string | null = null;
-    try {
-      const result = await request(new URL(url), async (res, signal) => {
-        const location = res.headers.get("location");
-        if (isRedirect(res.status) && location !== null) {
-          next = normaliseUrl(location, url);
-          if (next !== null && !next.startsWith(`${origin}/`)) next = null;
-          return { read: false, limited: false };
-        }
-        if (res.status < 200 || res.status > 299 || res.body === null) return { read: false, limited: false };
-        return { read: true, limited: (await parseStream(res.body, signal, limits, sinks)) === "limited" };
-      });
-      if (next === null) return result;
-    } catch (err) {
-      if (err instanceof CrawlStopped) throw err;
-      // A refused address, a timeout, a reset: this file is skipped.
-      return { read: false, limited: false };
-    }
-    url = next;
-  }
-  // More redirects than a robots.txt gets.
-  return { read: false, limited: false };
+/** What reading one file gave: whether it was read (a 2xx), and whether a limit cut it short. */
+interface FileOutcome {
+  read: boolean;
+  limited: boolean;
+}
+
+const SKIPPED: FileOutcome = { read: false, limited: false };
+
+/**
+ * Fetches one sitemap file, following its redirects within the origin (the crawl's hop function),
+ * and streams it through the parser. A refused address, a timeout or an HTTP error skips the file.
+ */
+async function readOne(start: string, origin: string, request: Requester, limits: SitemapReadLimits, sinks: Sinks): Promise<FileOutcome> {
+  const followed = await followHops<FileOutcome>(
+    start,
+    {
+      maxRedirects: limits.maxRedirects,
+      resolve: (location, from) => normaliseUrl(location, from),
+      admit: (target, chain) => (!target.startsWith(`${origin}/`) ? "another origin" : chain.includes(target) ? "redirect loop" : null),
+      refusedIsFatal: () => false,
+    },
+    async (url): Promise<HopStep<FileOutcome>> => {
+      try {
+        return await request(new URL(url), async (res, signal): Promise<HopStep<FileOutcome>> => {
+          const location = res.headers.get("location");
+          if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
+          if (res.status < 200 || res.status > 299 || res.body === null) return { kind: "final", value: SKIPPED };
+          const parsed = await parseStream(res.body, signal, limits, sinks);
+          return { kind: "final", value: { read: true, limited: parsed === "limited" } };
+        });
+      } catch (err) {
+        if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;
+        return { kind: "final", value: SKIPPED };
+      }
+    },
+  );
+  return followed.kind === "final" ? followed.value : SKIPPED;
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
