@@ -6,12 +6,25 @@ export interface CappedBody {
   overflow: boolean;
 }
 
+/** Called once when the body is known to exceed `threshold` bytes, before more is read. */
+export interface LargeBodyHook {
+  threshold: number;
+  enter: () => Promise<void>;
+}
+
 /**
  * Reads at most `maxBytes` of the (already decoded) body, then cancels the rest so the socket is freed.
  * Rejects with the signal's reason when it aborts, even for bodies that do not watch the signal themselves.
+ * `large.enter` runs (and is awaited) as soon as the body is known to be larger than its threshold:
+ * from an unencoded Content-Length before the first read, else when the bytes read cross it.
  */
-export async function readCapped(res: Response, maxBytes: number, signal: AbortSignal): Promise<CappedBody> {
+export async function readCapped(res: Response, maxBytes: number, signal: AbortSignal, large?: LargeBodyHook): Promise<CappedBody> {
   if (res.body === null) return { bytes: new Uint8Array(0), overflow: false };
+  let entered = false;
+  if (large && declaredLength(res) > large.threshold) {
+    entered = true;
+    await large.enter();
+  }
   const reader = res.body.getReader();
   const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
   signal.addEventListener("abort", onAbort, { once: true });
@@ -24,6 +37,10 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
       const { done, value } = await reader.read();
       signal.throwIfAborted();
       if (done) break;
+      if (large && !entered && size + value.byteLength > large.threshold) {
+        entered = true;
+        await large.enter();
+      }
       if (size + value.byteLength > maxBytes) {
         chunks.push(value.subarray(0, maxBytes - size));
         size = maxBytes;
@@ -38,6 +55,14 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
     signal.removeEventListener("abort", onAbort);
   }
   return { bytes: concat(chunks, size), overflow };
+}
+
+/** The body's length from Content-Length when it is not content-encoded (then it is the compressed length), else 0. */
+function declaredLength(res: Response): number {
+  const encoding = res.headers.get("content-encoding");
+  if (encoding !== null && encoding.toLowerCase() !== "identity") return 0;
+  const length = Number(res.headers.get("content-length") ?? "");
+  return Number.isSafeInteger(length) ? length : 0;
 }
 
 /** Cancels a body nobody will read (redirects, errors, non-HTML), so the connection is released. */

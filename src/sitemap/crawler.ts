@@ -2,6 +2,8 @@
 // (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./body.ts";
+import { flattenHtml } from "./flatten-html.ts";
+import { largePages } from "./page-budget.ts";
 import { defaultCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
 import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./crawl-state.ts";
 import { headerDirectives, mergeDirectives } from "./directives.ts";
@@ -169,11 +171,17 @@ export async function runCrawl(startUrl: string, state: CrawlState, limits: Craw
   }
 }
 
-/** What one request answered, once it is not a redirect. */
-type Answer =
-  | { kind: "page"; status: number; headers: Headers; html: string }
-  | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true };
-type PageAnswer = Extract<Answer, { kind: "page" }>;
+/** What one request answered, once it is not a redirect: a page is read (links extracted) at once. */
+type Answer = { kind: "page"; page: PageRead } | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true };
+
+/** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
+interface PageRead {
+  exclusion: ExclusionReason | undefined;
+  entry: SitemapEntry;
+  canonical: string | null;
+  links: string[];
+  linksDropped: boolean;
+}
 
 class Crawl {
   private readonly started: number;
@@ -392,7 +400,7 @@ class Crawl {
       if (answer.tooLarge) truncated = true;
       excluded.push({ reason: answer.exclusion, url });
     } else {
-      const page = this.readPage(url, answer);
+      const page = answer.page;
       if (page.exclusion === undefined) entry = page.entry;
       else {
         excluded.push({ reason: page.exclusion, url });
@@ -461,19 +469,19 @@ class Crawl {
     if (page.truncated || result.dropped > 0) this.truncated = true;
   }
 
-  /** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
-  private readPage(url: string, page: PageAnswer) {
-    const facts = extractPage(page.html, url, this.productToken, this.limits.maxLinksPerPage, this.options);
-    const directives = mergeDirectives(facts.directives, headerDirectives(page.headers.get("x-robots-tag"), this.productToken));
-    const headerCanonical = linkHeaderCanonical(page.headers);
+  /** Reads a fetched page (its body decoded to `html`): the text is dropped once this returns. */
+  private readPage(url: string, status: number, headers: Headers, html: string): PageRead {
+    const facts = extractPage(html, url, this.productToken, this.limits.maxLinksPerPage, this.options);
+    const directives = mergeDirectives(facts.directives, headerDirectives(headers.get("x-robots-tag"), this.productToken));
+    const headerCanonical = linkHeaderCanonical(headers);
     const canonical = this.strip(facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url)));
     let exclusion: ExclusionReason | undefined;
-    if (page.status !== 200) exclusion = "http_error";
+    if (status !== 200) exclusion = "http_error";
     else if (directives.noindex) exclusion = "noindex";
     else if (canonical !== null && canonical !== url) exclusion = "canonical";
     // `include` limits the listing only: the page's links are followed all the same.
     else if (!this.filter.included(url)) exclusion = "filtered";
-    const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(page.headers, this.deps.now()) };
+    const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(headers, this.deps.now()) };
     if (entry.lastmod === undefined) delete entry.lastmod;
     if (facts.alternates) entry.alternates = facts.alternates;
     if (facts.images) entry.images = facts.images;
@@ -492,6 +500,10 @@ class Crawl {
     // The live state is small (URL strings), but a long crawl leaves garbage faster than the
     // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
     if (this.pagesCrawled % GC_EVERY_PAGES === 0) Bun.gc(true);
+    // A large page holds one of the process's few permits from the moment it is known to be
+    // large until its links are extracted (page-budget.ts).
+    let release: ((bytes: number) => void) | undefined;
+    let size = 0;
     try {
       return await this.request(new URL(url), async (res, signal): Promise<HopStep<Answer>> => {
         const location = res.headers.get("location");
@@ -499,13 +511,20 @@ class Crawl {
         if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");
         const media = mediaTypeOf(res.headers);
         if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
-        const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal);
+        const large = { threshold: largePages.threshold, enter: async () => void (release = await largePages.acquire(signal)) };
+        const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal, large);
+        size = bytes.byteLength;
         if (overflow) return { kind: "final", value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true } };
-        return { kind: "final", value: { kind: "page", status: res.status, headers: res.headers, html: decodeHtml(bytes, media.charset) } };
+        const html = decodeHtml(bytes, media.charset);
+        // A large page is flattened first: lol-html's memory grows with nesting (flatten-html.ts).
+        const page = this.readPage(url, res.status, res.headers, release ? flattenHtml(html) : html);
+        return { kind: "final", value: { kind: "page", page } };
       });
     } catch (err) {
       if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;
       return failed(describeFailure(err), "failed");
+    } finally {
+      release?.(size);
     }
   }
 
