@@ -101,7 +101,7 @@ describe("OpenAPI document and Swagger UI", () => {
     const generate = spec.paths["/api/generate"].post;
     expect(generate.security).toEqual([{ ApiKeyAuth: [] }]);
     expect(generate.requestBody.content["application/json"].schema.required).toEqual(["url"]);
-    expect(Object.keys(generate.responses).sort()).toEqual(["200", "400", "401", "413", "429", "502", "503"]);
+    expect(Object.keys(generate.responses).sort()).toEqual(["200", "400", "401", "413", "422", "429", "502", "503"]);
     expect(spec.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
     expect(spec.paths["/swagger/assets/{name}"]).toBeUndefined();
   });

@@ -187,13 +187,20 @@ export const generateResponses = {
     headers: rateLimitHeaders,
     content: { "application/json": { schema: asSchema(GenerateSuccess), example: successExample } },
   },
-  400: error("Bad body, invalid URL, or a target address that is not allowed.", "Invalid URL. Provide a full URL that includes http:// or https://."),
+  400: error(
+    "Bad body, invalid URL, an invalid crawl option (the message names the field, e.g. `max_pages must be an integer from 1 to 500.`), or a target address that is not allowed. Not counted against the quota.",
+    "Invalid URL. Provide a full URL that includes http:// or https://.",
+  ),
   401: error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.", {}),
   413: error("Body over 16 KiB.", "Request body is larger than 16 KiB."),
   429: error("Daily quota used up.", "API rate limit exceeded (5 requests per day). Please contact us for premium access.", {
     ...rateLimitHeaders,
     "Retry-After": { description: "Seconds until the next reset.", schema: { type: "integer" as const } },
   }),
+  422: error(
+    "The crawl found no URL to list; the reason is in parentheses. Counts against the quota.",
+    "Could not crawl https://example.com/: no indexable page found (the start page is noindex)",
+  ),
   502: error("The start page could not be crawled.", "Could not crawl https://example.com/: HTTP 404"),
   503: error("Too many crawls running and queued; the request did not count.", "The service is busy: too many sitemap crawls are running. Try again shortly.", {
     ...rateLimitHeaders,
