@@ -16,7 +16,7 @@ export interface JobCrawlDeps {
   crawl: CrawlDeps;
   /** Requests in flight per job. */
   concurrency?: number;
-  stateOptions?: StoreStateOptions;
+  stateOptions?: Partial<StoreStateOptions>;
 }
 
 export function createJobCrawl(deps: JobCrawlDeps) {
@@ -32,7 +32,8 @@ export function createJobCrawl(deps: JobCrawlDeps) {
         elapsedMs: () => job.progress.elapsed_ms + now() - started,
         progress: control.progress,
       },
-      deps.stateOptions ?? defaultStoreStateOptions,
+      // The seen set holds at most the page budget's worth of queued URLs, plus those judged and dropped.
+      { ...defaultStoreStateOptions, expectedUrls: Math.max(100_000, job.options.max_pages * 2), ...deps.stateOptions },
       now,
     );
     const limits = {

@@ -121,6 +121,8 @@ export interface JobStore {
   frontier(id: string, afterSeq: number, limit: number): Promise<FrontierUrl[]>;
   /** Which of `urls` the job has seen (queued or fetched). */
   seen(id: string, urls: string[]): Promise<Set<string>>;
+  /** Every URL the job has seen, in pages ordered by URL, after `afterUrl` (to rebuild a filter on resume). */
+  seenUrls(id: string, afterUrl: string | null, limit: number): Promise<string[]>;
   /** The highest frontier seq so far (0 when none). */
   lastSeq(id: string): Promise<number>;
   /** Listed entries sorted by loc, after `afterLoc`. */

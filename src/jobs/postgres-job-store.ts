@@ -261,6 +261,12 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
         return found;
       }),
 
+    seenUrls: (id, afterUrl, limit) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT url FROM job_urls WHERE job_id = $1 AND url > $2 ORDER BY url LIMIT $3`, [id, afterUrl ?? "", limit]);
+        return (rows as { url: string }[]).map((row) => row.url);
+      }),
+
     lastSeq: (id) =>
       run(async (sql) => {
         const rows = await sql.unsafe(`SELECT max(seq) AS seq FROM job_urls WHERE job_id = $1`, [id]);

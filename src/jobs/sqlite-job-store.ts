@@ -277,6 +277,14 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
         return found;
       }),
 
+    seenUrls: (id, afterUrl, limit) =>
+      read((db) =>
+        db
+          .query<{ url: string }, [string, string, number]>(`SELECT url FROM job_urls WHERE job_id = ? AND url > ? ORDER BY url LIMIT ?`)
+          .all(id, afterUrl ?? "", limit)
+          .map((row) => row.url),
+      ),
+
     lastSeq: (id) =>
       read((db) => db.query<{ seq: number | null }, [string]>(`SELECT max(seq) AS seq FROM job_urls WHERE job_id = ?`).get(id)?.seq ?? 0),
 

@@ -7,6 +7,7 @@ import type { CrawlState, FrontierItem, PageRecord, RecordResult, ResumePoint } 
 import type { SitemapEntry } from "../sitemap/xml.ts";
 import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
 import type { JobProgress } from "./model.ts";
+import { BloomFilter } from "./bloom.ts";
 import { entryOf } from "./publish.ts";
 
 export interface StoreStateOptions {
@@ -18,9 +19,17 @@ export interface StoreStateOptions {
   cacheSize: number;
   /** Frontier items held in memory; the rest wait in the store. */
   windowSize: number;
+  /** URLs the Bloom filter is sized for (the seen set's expected size). */
+  expectedUrls: number;
 }
 
-export const defaultStoreStateOptions: StoreStateOptions = { flushPages: 500, flushMs: 1000, cacheSize: 200_000, windowSize: 2_000 };
+export const defaultStoreStateOptions: StoreStateOptions = {
+  flushPages: 500,
+  flushMs: 1000,
+  cacheSize: 100_000,
+  windowSize: 2_000,
+  expectedUrls: 200_000,
+};
 
 export interface Lease {
   /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled). */
@@ -36,6 +45,8 @@ const EMPTY: ReadonlySet<string> = new Set();
 
 export class StoreCrawlState implements CrawlState {
   private readonly cache = new Set<string>();
+  /** Every URL seen, as a filter: a URL it has not got needs no store lookup. */
+  private readonly bloom: BloomFilter;
   private window: FrontierUrl[] = [];
   /** Items newer than the window's end are in the store (or pending) only. */
   private windowAtTail = false;
@@ -63,7 +74,9 @@ export class StoreCrawlState implements CrawlState {
     private readonly lease: Lease,
     private readonly options: StoreStateOptions = defaultStoreStateOptions,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.bloom = new BloomFilter(options.expectedUrls);
+  }
 
   async resume(): Promise<ResumePoint | null> {
     const job = await this.store.get(this.jobId);
@@ -73,6 +86,13 @@ export class StoreCrawlState implements CrawlState {
     // A fresh crawl's frontier is all in memory until the window fills.
     this.windowAtTail = facts === null;
     if (!facts) return null;
+    // The filter must hold every URL the store has seen: read them back, a page at a time.
+    for (let after: string | null = null; ; ) {
+      const page = await this.store.seenUrls(this.jobId, after, 10_000);
+      for (const url of page) this.bloom.add(url);
+      if (page.length < 10_000) break;
+      after = page[page.length - 1]!;
+    }
     this.facts = facts;
     this.report_ = { excluded: { ...this.report_.excluded, ...facts.excluded }, excluded_examples: { ...this.report_.excluded_examples, ...facts.excludedExamples } };
     return { start: facts.url, queued: facts.queued, pagesCrawled: facts.pagesCrawled, urlsListed: facts.urlsListed, truncated: facts.truncated };
@@ -120,7 +140,7 @@ export class StoreCrawlState implements CrawlState {
   private async claimNow(url: string, _by: FrontierItem): Promise<boolean> {
     // Held in the cache only: a claim becomes durable with its item's record, and a new process (an empty cache) drops it.
     if (this.known(url)) return false;
-    if ((await this.store.seen(this.jobId, [url])).size > 0) {
+    if (this.bloom.mayHave(url) && (await this.store.seen(this.jobId, [url])).size > 0) {
       this.remember(url);
       return false;
     }
@@ -151,13 +171,13 @@ export class StoreCrawlState implements CrawlState {
       this.pending.seen.push(url);
       this.pending.urls.add(url);
     }
-    // Links not known here are asked of the store, all at once.
+    // Links not known here, and that the filter may have seen, are asked of the store, all at once.
     // (What is known now is decided now: a checkpoint written meanwhile may move it to the store.)
     const seen = new Set<string>();
     const unknown: string[] = [];
     for (const { url } of page.links) {
       if (this.known(url)) seen.add(url);
-      else unknown.push(url);
+      else if (this.bloom.mayHave(url)) unknown.push(url);
     }
     if (unknown.length) for (const url of await this.store.seen(this.jobId, [...new Set(unknown)])) seen.add(url);
     let dropped = 0;
@@ -260,6 +280,7 @@ export class StoreCrawlState implements CrawlState {
 
   /** Remembers a URL as seen; the oldest are forgotten past the cache size (the store has them by then). */
   private remember(url: string): void {
+    this.bloom.add(url);
     this.cache.add(url);
     if (this.cache.size > this.options.cacheSize) {
       // Forget the oldest tenth at once: Set iteration is insertion order.

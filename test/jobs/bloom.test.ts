@@ -1,0 +1,12 @@
+// The seen filter of job crawls: never a false "not seen", and about 1% false "maybe".
+import { expect, test } from "bun:test";
+import { BloomFilter } from "../../src/jobs/bloom.ts";
+
+test("no false negatives; false positives near 1% at capacity", () => {
+  const filter = new BloomFilter(20_000);
+  for (let i = 0; i < 20_000; i++) filter.add(`https://example.com/page/${i}?q=${i * 7}`);
+  for (let i = 0; i < 20_000; i++) expect(filter.mayHave(`https://example.com/page/${i}?q=${i * 7}`)).toBe(true);
+  let falsePositives = 0;
+  for (let i = 0; i < 100_000; i++) if (filter.mayHave(`https://example.com/other/${i}`)) falsePositives++;
+  expect(falsePositives / 100_000).toBeLessThan(0.02);
+});
