@@ -3,14 +3,18 @@
 import type { Database } from "bun:sqlite";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
+  crawlCommandOptions,
+  crawlOptionHelp,
   dbOption,
   optionHelp,
   parseArgsOptions,
+  resolveCrawlCommandConfig,
   resolveOptions,
   resolveServeConfig,
   serveOptions,
   UsageError,
 } from "./config.ts";
+import { processCrawlIo, runCrawlCommand } from "./crawl/command.ts";
 import { openDatabase } from "./db/database.ts";
 import { createKey, listKeys, revokeKey, type KeyRecord } from "./keys/key-store.ts";
 import { ListenError, startServer } from "./server.ts";
@@ -25,6 +29,7 @@ export interface CliIo {
 export const USAGE = `genapi ${VERSION}: password and sitemap generator API in one executable
 
 Usage:
+  genapi crawl URL [options]              crawl a site and write its sitemap (genapi crawl --help)
   genapi serve [options]                  serve the API (Swagger UI at /swagger)
   genapi keys create --name NAME [--daily-limit N] [--db PATH]
                                           create an API key; prints only the key, once
@@ -67,6 +72,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case "-v":
         io.stdout(`genapi ${VERSION}\n`);
         return 0;
+      case "crawl":
+        return await crawl(rest, io);
       case "serve":
         return await serve(rest, io);
       case "keys":
@@ -85,6 +92,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     throw error;
   }
+}
+
+export const CRAWL_USAGE = `Usage: genapi crawl URL [options]
+
+Crawls the site at URL (its origin, as the API does) and writes its sitemap: no server, database
+or key, and any address may be crawled (it runs with your own rights). A live progress line shows
+on stderr while it is a terminal; a summary line (or, with --json, the crawl report) ends the run.
+Exit codes: 0 sitemap written (truncated or not), 1 crawl failed, 2 bad flag or value,
+130 interrupted by Ctrl-C (what was found is written first).
+
+Options (a flag beats its environment variable):
+${crawlOptionHelp()}`;
+
+async function crawl(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { ...crawlCommandOptions(), help: { type: "boolean" } }, 1);
+  if (values.help) {
+    io.stdout(CRAWL_USAGE + "\n");
+    return 0;
+  }
+  return runCrawlCommand(positionals[0], resolveCrawlCommandConfig(values, io.env), processCrawlIo());
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {

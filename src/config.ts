@@ -213,7 +213,139 @@ const serveSpecs = {
   },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 
+/** `genapi crawl URL`: the crawl options as flags, plus where and how the result is written. */
+export interface CrawlCommandConfig {
+  output: string | null;
+  maxPages: number;
+  crawlTimeoutSeconds: number;
+  maxDepth: number | null;
+  include: string[];
+  exclude: string[];
+  ignoreQueryParams: string[];
+  sitemapsFromRobots: boolean;
+  alternates: boolean;
+  images: boolean;
+  json: boolean;
+  quiet: boolean;
+}
+
+/** `genapi crawl --max-pages` at most: the jobs' cap; the whole crawl state is in memory. */
+export const CRAWL_COMMAND_MAX_PAGES = 1_000_000;
+
+// The crawl's page and time flags share serve's variables (GENAPI_MAX_PAGES, GENAPI_CRAWL_TIMEOUT):
+// one flag name, one variable. The values the crawl options check again (crawl-options.ts) are
+// only typed here; crawl/command.ts turns that module's messages into flag errors.
+const crawlSpecs = {
+  output: {
+    flag: "output",
+    env: ["GENAPI_OUTPUT"],
+    value: "FILE",
+    help: "write the sitemap to FILE (default standard output); past 50,000 URLs or 50 MB, FILE is a sitemap index and the parts go beside it as <stem>-1.xml, <stem>-2.xml, ..., listed as <crawled origin>/<stem>-N.xml",
+    fallback: () => null,
+    parse: nonEmpty,
+  },
+  maxPages: {
+    flag: "max-pages",
+    env: ["GENAPI_MAX_PAGES"],
+    value: "N",
+    help: `page requests of the crawl, redirect hops included (default 100000, at most ${CRAWL_COMMAND_MAX_PAGES})`,
+    fallback: () => 100_000,
+    parse: integer(1, CRAWL_COMMAND_MAX_PAGES),
+  },
+  crawlTimeoutSeconds: {
+    flag: "crawl-timeout",
+    env: ["GENAPI_CRAWL_TIMEOUT"],
+    value: "SECONDS",
+    help: "time budget of the crawl; what was found by then is written, truncated (default 3600)",
+    fallback: () => 3600,
+    parse: integer(1, 30 * 86_400),
+  },
+  maxDepth: {
+    flag: "max-depth",
+    env: ["GENAPI_MAX_DEPTH"],
+    value: "N",
+    help: "links followed away from the start page, which is depth 0 (default no limit)",
+    fallback: () => null,
+    parse: (text: string, name: string) => {
+      if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(Number(text))) {
+        throw new UsageError(`${name} must be an integer of 0 or more (got "${text}")`);
+      }
+      return Number(text);
+    },
+  },
+  include: {
+    flag: "include",
+    env: ["GENAPI_INCLUDE"],
+    value: "PATTERN",
+    help: "repeatable: list only URLs whose path and query match this robots.txt-style pattern (/blog/*, /*.pdf$); others are still crawled for links",
+    multiple: true,
+    fallback: () => [],
+    parse: nonEmpty,
+  },
+  exclude: {
+    flag: "exclude",
+    env: ["GENAPI_EXCLUDE"],
+    value: "PATTERN",
+    help: "repeatable: neither fetch nor list URLs that match this pattern",
+    multiple: true,
+    fallback: () => [],
+    parse: nonEmpty,
+  },
+  ignoreQueryParams: {
+    flag: "ignore-query-param",
+    env: ["GENAPI_IGNORE_QUERY_PARAMS"],
+    value: "NAME",
+    help: "repeatable: drop this query parameter from every URL (utm_* matches a prefix; * drops every query)",
+    multiple: true,
+    fallback: () => [],
+    parse: nonEmpty,
+  },
+  sitemapsFromRobots: {
+    flag: "sitemaps-from-robots",
+    env: ["GENAPI_SITEMAPS_FROM_ROBOTS"],
+    help: "also queue the URLs of the site's sitemaps named in robots.txt",
+    fallback: () => false,
+    parse: boolean,
+  },
+  alternates: {
+    flag: "alternates",
+    env: ["GENAPI_ALTERNATES"],
+    help: "list each page's hreflang alternates (<xhtml:link>)",
+    fallback: () => false,
+    parse: boolean,
+  },
+  images: {
+    flag: "images",
+    env: ["GENAPI_IMAGES"],
+    help: "list each page's images (<image:image>)",
+    fallback: () => false,
+    parse: boolean,
+  },
+  json: {
+    flag: "json",
+    env: ["GENAPI_JSON"],
+    help: "print the crawl report as JSON on stderr instead of the summary line",
+    fallback: () => false,
+    parse: boolean,
+  },
+  quiet: {
+    flag: "quiet",
+    env: ["GENAPI_QUIET"],
+    help: "no progress line and no summary line",
+    fallback: () => false,
+    parse: boolean,
+  },
+} satisfies { [K in keyof CrawlCommandConfig]: OptionSpec<CrawlCommandConfig[K] | string | number> };
+
 type Specs = Record<string, OptionSpec<unknown>>;
+
+export const crawlCommandOptions = () => parseArgsOptions(crawlSpecs);
+
+export function resolveCrawlCommandConfig(flags: Parameters<typeof resolveOptions>[1], env: Env): CrawlCommandConfig {
+  return resolveOptions(crawlSpecs, flags, env) as unknown as CrawlCommandConfig;
+}
+
+export const crawlOptionHelp = () => optionHelp(crawlSpecs);
 
 /** Options for node:util parseArgs, derived from a spec table. */
 export function parseArgsOptions(specs: Specs) {
