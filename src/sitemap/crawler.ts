@@ -442,13 +442,13 @@ class Crawl {
       batch = [];
       if (links.length > 0) await this.record({ done: null, seen: [], links, excluded: [], pages: 0, truncated: false });
     };
-    const pending: Promise<void>[] = [];
     const room = () => this.queued + this.buffer.length + batch.length < this.limits.maxPages - this.pagesCrawled;
     try {
-      const read = await readRobotsSitemaps(this.scope, this.robots!.sitemaps, this.request, (url) => {
+      // The reader awaits each answer, so the state sees one record at a time.
+      const read = await readRobotsSitemaps(this.scope, this.robots!.sitemaps, this.request, async (url) => {
         if (!room()) return false;
         this.pushLink(batch, url, 0);
-        if (batch.length >= SITEMAP_BATCH) pending.push(flush());
+        if (batch.length >= SITEMAP_BATCH) await flush();
         return room();
       });
       if (read.truncated) this.truncated = true;
@@ -456,7 +456,6 @@ class Crawl {
       if (!(err instanceof CrawlStopped)) throw err;
       this.truncated = true;
     }
-    await Promise.all(pending);
     await flush();
   }
 

@@ -56,7 +56,7 @@ export async function readRobotsSitemaps(
   origin: string,
   sitemapLines: readonly string[],
   request: Requester,
-  accept: (url: string) => boolean,
+  accept: (url: string) => boolean | Promise<boolean>,
   limits: SitemapReadLimits = defaultSitemapReadLimits,
 ): Promise<SitemapReadResult> {
   const inScope = (url: string | null): url is string => url !== null && url.startsWith(`${origin}/`);
@@ -82,15 +82,16 @@ export async function readRobotsSitemaps(
     }
     const { url, depth } = queue[i]!;
     const outcome = await readOne(url, origin, request, limits, {
-      page: (loc) => {
+      page: async (loc) => {
         const page = normaliseUrl(loc);
-        if (inScope(page)) wantsMore = accept(page);
+        if (inScope(page)) wantsMore = await accept(page);
         return wantsMore;
       },
       child: (loc) => {
         const child = normaliseUrl(loc);
         if (!inScope(child)) return;
-        if (depth + 1 > limits.maxIndexDepth) truncated = true;
+        // Past the file cap a child would never be fetched: it is not kept either.
+        if (depth + 1 > limits.maxIndexDepth || queue.length >= limits.maxFiles) truncated = true;
         else add(child, depth + 1);
       },
     });
@@ -101,8 +102,8 @@ export async function readRobotsSitemaps(
 }
 
 interface Sinks {
-  /** A <urlset>'s <url><loc>; answers false to stop reading. */
-  page: (loc: string) => boolean;
+  /** A <urlset>'s <url><loc>, awaited one at a time; answers false to stop reading. */
+  page: (loc: string) => Promise<boolean>;
   /** A <sitemapindex>'s <sitemap><loc>. */
   child: (loc: string) => void;
 }
@@ -224,15 +225,29 @@ async function parseBody(
       const over = bytes + chunk.byteLength > limits.maxBytes;
       if (over) chunk = chunk.subarray(0, limits.maxBytes - bytes);
       bytes += chunk.byteLength;
-      if (!parser.write(decoder.decode(chunk, { stream: true }))) return parser.outcome();
+      // In slices, so that the URLs one write finds stay few before they are handed on.
+      for (let at = 0; at < chunk.byteLength; at += PARSE_SLICE) {
+        const written = parser.write(decoder.decode(chunk.subarray(at, at + PARSE_SLICE), { stream: true }));
+        if (!(await handOn(parser, sinks))) return "limited";
+        if (!written) return parser.outcome();
+      }
       if (over) return "limited";
     }
-    return parser.end(decoder.decode());
+    const outcome = parser.end(decoder.decode());
+    return (await handOn(parser, sinks)) ? outcome : "limited";
   } catch {
     if (signal.aborted) throw signal.reason;
     // A corrupt gzip stream or a broken connection: what was parsed before it stays.
     return "broken";
   }
+}
+
+const PARSE_SLICE = 64 * 1024;
+
+/** Hands the page URLs the parser found to the sink, in order; false once it wants no more. */
+async function handOn(parser: SitemapParser, sinks: Sinks): Promise<boolean> {
+  for (const loc of parser.takePages()) if (!(await sinks.page(loc))) return false;
+  return true;
 }
 
 /** A <urlset> or <sitemapindex> read with saxes; it stops at the first error or limit. */
@@ -241,6 +256,8 @@ class SitemapParser {
   /** Local names of the open elements. */
   private readonly stack: string[] = [];
   private loc: string | null = null;
+  /** Page URLs found since the last takePages(). */
+  private pages: string[] = [];
   private stopped = false;
   private failed = false;
 
@@ -271,7 +288,7 @@ class SitemapParser {
     });
   }
 
-  /** Answers false once the parser has stopped (error, limit, or the caller wants no more). */
+  /** Answers false once the parser has stopped (an error or refused markup). */
   write(text: string): boolean {
     if (!this.stopped) {
       try {
@@ -294,9 +311,15 @@ class SitemapParser {
     return this.outcome();
   }
 
-  /** Broken on an error or refused markup, limited when the caller wanted no more, else done. */
+  /** Broken on an error or refused markup, else done (the caller's stop is the caller's to say). */
   outcome(): ParseOutcome {
-    return this.failed ? "broken" : this.stopped ? "limited" : "done";
+    return this.failed ? "broken" : "done";
+  }
+
+  takePages(): string[] {
+    const pages = this.pages;
+    this.pages = [];
+    return pages;
   }
 
   /** A <loc> directly inside <urlset><url> or <sitemapindex><sitemap>. */
@@ -315,7 +338,7 @@ class SitemapParser {
 
   private emit(loc: string): void {
     if (this.stack[0] === "sitemapindex") this.sinks.child(loc);
-    else if (!this.sinks.page(loc)) this.stopped = true;
+    else this.pages.push(loc);
   }
 
   private fail(): void {
