@@ -27,10 +27,10 @@ export function pagesPerSecond(pages: number, elapsedMs: number): number {
   return elapsedMs > 0 ? (pages * 1000) / elapsedMs : 0;
 }
 
-/** The line's text, e.g. `1,234 pages crawled · 105.2 pages/s · 567 queued · 1,200 listed · 0:12`. */
+/** The line's text, e.g. `1,234 pages crawled | 105.2 pages/s | 567 queued | 1,200 listed | 0:12`. */
 export function progressText(p: CrawlProgress): string {
   const rate = pagesPerSecond(p.pagesCrawled, p.elapsedMs).toFixed(1);
-  return `${count(p.pagesCrawled)} pages crawled · ${rate} pages/s · ${count(p.pagesQueued)} queued · ${count(p.urlsListed)} listed · ${formatElapsed(p.elapsedMs)}`;
+  return `${count(p.pagesCrawled)} pages crawled | ${rate} pages/s | ${count(p.pagesQueued)} queued | ${count(p.urlsListed)} listed | ${formatElapsed(p.elapsedMs)}`;
 }
 
 export function createProgressLine(
@@ -46,7 +46,9 @@ export function createProgressLine(
       // A little under the interval: the engine's ticker fires every REDRAW_EVERY_MS with jitter.
       if (at - last < REDRAW_EVERY_MS * 0.9) return;
       last = at;
-      const width = Math.max(1, (options.columns() ?? 80) - 1);
+      // A pseudo-terminal without a size says 0 columns.
+      const columns = options.columns() || 80;
+      const width = Math.max(1, columns - 1);
       write(ERASE_LINE + [...progressText(progress)].slice(0, width).join(""));
       drawn = true;
     },
