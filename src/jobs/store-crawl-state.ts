@@ -188,7 +188,8 @@ export class StoreCrawlState implements CrawlState {
         this.pending.seen.push(link.url);
         this.pending.urls.add(link.url);
         recordExclusion(this.report_, link.excluded, link.url);
-      } else if (facts.queued >= page.maxFrontier) {
+      } else if (this.waiting >= page.maxFrontier) {
+        // Like the engine's budget: items taken (started or buffered) are not the frontier's to count.
         dropped++;
       } else {
         this.remember(link.url);

@@ -3,7 +3,7 @@
 // process would (a new object over the same store, with an empty cache).
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
-import { afterAll } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
 import { migrate } from "../../src/db/database.ts";
 import { migrations } from "../../src/db/migrations.ts";
 import { newJobId, type JobStore } from "../../src/jobs/job-store.ts";
@@ -11,6 +11,7 @@ import { createPostgresJobStore, postgresJobsMigration } from "../../src/jobs/po
 import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
 import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
+import { defaultCrawlLimits, runCrawl } from "../../src/sitemap/crawler.ts";
 import { describeCrawlState } from "../support/crawl-state-conformance.ts";
 import { createDatabase, stopCluster } from "./postgres-cluster.ts";
 
@@ -69,3 +70,19 @@ describeCrawlState("store on SQLite, a checkpoint per page", opener(sqliteStore,
 describeCrawlState("store on PostgreSQL, a checkpoint per page", opener(postgresStore, 1));
 describeCrawlState("store on SQLite, a checkpoint per 7 pages", opener(sqliteStore, 7));
 describeCrawlState("store on PostgreSQL, a checkpoint per 7 pages", opener(postgresStore, 7));
+
+test("a page budget exactly the site's size lists every page: taken items count once against it", async () => {
+  const size = 200;
+  const fetch = async (url: URL) => {
+    if (url.pathname === "/robots.txt") return new Response("", { status: 404 });
+    await Bun.sleep(1); // requests overlap, as on a network
+    const i = url.pathname === "/" ? 0 : Number(/^\/p(\d+)$/.exec(url.pathname)?.[1] ?? -1);
+    if (!(i >= 0 && i < size)) return new Response("no", { status: 404 });
+    let links = "";
+    for (let c = 5 * i + 1; c <= 5 * i + 5 && c < size; c++) links += `<a href="/p${c}">x</a>`;
+    return new Response(links, { headers: { "content-type": "text/html" } });
+  };
+  const { state } = await opener(sqliteStore, 7)();
+  const run = await runCrawl("http://site.test/", state, { ...defaultCrawlLimits, maxPages: size, concurrency: 8 }, { fetch, now: Date.now, userAgent: "genapi/1" });
+  expect(run).toMatchObject({ urlsListed: size, truncated: false, stopped: null });
+});
