@@ -1,4 +1,5 @@
 // Bounded body reads: an untrusted body is never read whole (Bun's fetch has no decompressed-size cap).
+import { untilAborted } from "./request.ts";
 
 export interface CappedBody {
   bytes: Uint8Array;
@@ -19,12 +20,16 @@ export interface LargeBodyHook {
  * from an unencoded Content-Length before the first read, else when the bytes read cross it.
  */
 export async function readCapped(res: Response, maxBytes: number, signal: AbortSignal, large?: LargeBodyHook): Promise<CappedBody> {
-  if (res.body === null) return { bytes: new Uint8Array(0), overflow: false };
+  const declared = declaredLength(res);
   let entered = false;
-  if (large && declaredLength(res) > large.threshold) {
+  if (large && declared > large.threshold) {
     entered = true;
     await large.enter();
   }
+  // A body whose length is known and within the cap is read in one call: no reader, no chunks to
+  // join (HTTP framing stops it at Content-Length).
+  if (declared > 0 && declared <= maxBytes) return { bytes: await untilAborted(res.bytes(), signal), overflow: false };
+  if (res.body === null) return { bytes: new Uint8Array(0), overflow: false };
   const reader = res.body.getReader();
   const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
   signal.addEventListener("abort", onAbort, { once: true });

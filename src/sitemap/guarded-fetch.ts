@@ -3,7 +3,7 @@
 // answers differently (DNS rebinding) cannot happen. The name still goes where the server and the
 // certificate check need it: the Host header and, for https, the TLS server name.
 import ipaddr from "ipaddr.js";
-import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
+import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
 import { untilAborted, type HopFetcher } from "./request.ts";
 
 /** Sends one request: `fetch` in production; tests wrap it (to trust a test certificate, to record). */
@@ -22,9 +22,19 @@ export function createGuardedFetch(
   resolve: Resolver = systemResolver,
   send: Send = fetch,
 ): HopFetcher {
+  // An IP literal's verdict depends on the scheme, host and port alone (no lookup), and a crawl asks
+  // for it on every page: a verdict that admits it is kept (4.8 µs a page with ipaddr.js parsing).
+  const literals = new Map<string, CheckedAddress>();
   return async (url, { signal, headers }) => {
     signal.throwIfAborted();
-    const { address, family } = await untilAborted(checkTarget(url, policy, resolve), signal);
+    // The port decides too, and a default port is not in `host`: the scheme stands for it.
+    const key = isIpLiteral(url.hostname) ? `${url.protocol}//${url.host}` : undefined;
+    const checked = (key && literals.get(key)) || (await untilAborted(checkTarget(url, policy, resolve), signal));
+    if (key && !literals.has(key)) {
+      if (literals.size >= MAX_LITERALS) literals.clear();
+      literals.set(key, checked);
+    }
+    const { address, family } = checked;
     const authority = `${family === 6 ? `[${address}]` : address}${url.port === "" ? "" : `:${url.port}`}`;
     return send(`${url.protocol}//${authority}${url.pathname}${url.search}`, {
       signal,
@@ -45,8 +55,15 @@ export function createGuardedFetch(
  * `serverName` (test/sitemap/guarded-fetch.test.ts proves both a match and a mismatch).
  */
 function tlsFor(hostname: string): BunFetchRequestInitTLS | undefined {
-  if (hostname.startsWith("[") || ipaddr.IPv4.isValidFourPartDecimal(hostname)) return undefined;
+  if (isIpLiteral(hostname)) return undefined;
   return { serverName: hostname.replace(/\.$/, "") };
+}
+
+const MAX_LITERALS = 1_024;
+
+/** An IPv6 literal ("[...]") or a dotted IPv4 address: the URL parser has normalised every other IPv4 spelling. */
+function isIpLiteral(hostname: string): boolean {
+  return hostname.startsWith("[") || ipaddr.IPv4.isValidFourPartDecimal(hostname);
 }
 
 function withoutHost(headers: Record<string, string>): Record<string, string> {
