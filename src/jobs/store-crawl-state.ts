@@ -8,7 +8,7 @@ import type { SitemapEntry } from "../sitemap/xml.ts";
 import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
 import type { JobProgress } from "./model.ts";
 import { BloomFilter } from "./bloom.ts";
-import { entryOf } from "./publish.ts";
+import { storedEntries } from "./publish.ts";
 
 export interface StoreStateOptions {
   /** Pages per checkpoint at most. */
@@ -247,13 +247,7 @@ export class StoreCrawlState implements CrawlState {
 
   async *entries(): AsyncIterable<SitemapEntry> {
     await this.flush();
-    let after: string | null = null;
-    for (;;) {
-      const page: StoredEntry[] = await this.store.entries(this.jobId, after, 2_000);
-      for (const stored of page) yield entryOf(stored);
-      if (page.length < 2_000) return;
-      after = page[page.length - 1]!.loc;
-    }
+    yield* storedEntries(this.store, this.jobId);
   }
 
   async report(): Promise<ExclusionReport> {
