@@ -3,7 +3,7 @@
 // where a DOM parser's grows with the square of the unclosed tags of a hostile page.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
 import { decodeHTMLAttribute } from "entities";
-import { normaliseUrl } from "./url.ts";
+import { normaliseLink, normaliseUrl } from "./url.ts";
 import type { Alternate } from "./xml.ts";
 
 /** Images listed per page at most (Google's limit of <image:image> per <url>). */
@@ -66,7 +66,7 @@ export function extractPage(html: string, pageUrl: string, productToken: string,
     for (const href of tags.hrefs) {
       if (resolved.has(href)) continue;
       resolved.add(href);
-      const link = normaliseUrl(href, base);
+      const link = normaliseLink(href, base); // base is normalised: pageUrl (the crawler's) or normaliseUrl's
       if (link === null || links.has(link)) continue;
       if (links.size === maxLinks) {
         linksDropped = true;

@@ -36,6 +36,38 @@ export function normaliseUrl(input: string, base?: string | URL): string | null 
   return `${url.protocol}//${url.host}${encodePathOnce(url.pathname) || "/"}${query}`;
 }
 
+/** A reference that resolves by string concatenation: path characters only, no dot segment, no escape. */
+const SIMPLE_REFERENCE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+
+/**
+ * normaliseUrl(href, base) for a `base` that normaliseUrl produced: a page's links. Most links are
+ * plain root-relative or relative paths, which resolve by joining strings; the rest (schemes,
+ * "//", queries, escapes, dot segments, anything to encode) go through the URL parser as before.
+ */
+export function normaliseLink(href: string, base: string): string | null {
+  const hash = href.indexOf("#");
+  let reference = hash < 0 ? href : href.slice(0, hash);
+  // "#top" is the page itself; "./x" is "x".
+  if (reference === "") return base;
+  const written = reference;
+  while (reference.startsWith("./")) reference = reference.slice(2);
+  // ".//x" is the relative "/x" below the base's directory, not the root-relative "/x".
+  if (reference !== written && reference.startsWith("/")) return normaliseUrl(href, base);
+  if (!SIMPLE_REFERENCE.test(reference) || DOT_SEGMENT.test(reference)) return normaliseUrl(href, base);
+  const pathStart = base.indexOf("/", base.indexOf("//") + 2);
+  if (reference.startsWith("/")) {
+    if (reference.startsWith("//")) return normaliseUrl(href, base);
+    return base.slice(0, pathStart) + reference;
+  }
+  // A relative path whose first segment holds a ":" would read as a scheme ("mailto:x").
+  const colon = reference.indexOf(":");
+  if (colon >= 0 && (reference.indexOf("/") < 0 || colon < reference.indexOf("/"))) return normaliseUrl(href, base);
+  const query = base.indexOf("?", pathStart);
+  const path = query < 0 ? base : base.slice(0, query);
+  return path.slice(0, path.lastIndexOf("/") + 1) + reference;
+}
+
 /** The query of `input` as written (without "?"), or null when it has none of its own. */
 function writtenQuery(input: string): string | null {
   const mark = input.indexOf("?");

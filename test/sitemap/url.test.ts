@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { encodePathOnce, normaliseUrl, originOf } from "../../src/sitemap/url.ts";
+import { encodePathOnce, normaliseLink, normaliseUrl, originOf } from "../../src/sitemap/url.ts";
 
 describe("normaliseUrl", () => {
   test("lower-cases scheme and host, drops the default port and the fragment", () => {
@@ -112,4 +112,19 @@ test("encodePathOnce leaves path syntax alone and keeps an empty path empty", ()
 test("originOf is scheme://host[:port]", () => {
   expect(originOf("http://a.test:8080/x?y")).toBe("http://a.test:8080");
   expect(originOf("https://a.test/")).toBe("https://a.test");
+});
+
+describe("normaliseLink", () => {
+  test("agrees with normaliseUrl on every kind of reference against normalised bases", () => {
+    const bases = ["http://a.test/", "http://a.test/dir/page.html", "https://a.test:8443/dir/sub/?q=1&r=/x", "http://a.test/dir/?", "http://[::1]:8080/p"];
+    const hrefs = [
+      "/", "/x", "/x/y.html", "x", "x/y", "y.html#frag", "#only", "", "./x", "./", "././x/y", ".//x", "./../x", "../x", "/a/../b", "/a/./b", ".", "..", "/.hidden", "..x", "x..",
+      "?q", "/p?q=1", "//b.test/x", "mailto:x@a.test", "javascript:void(0)", "http:x", "HTTP://B.TEST/X", "a:b/c", "a/b:c", "/wiki/Special:Random",
+      "/caf%C3%A9", "/café", "x y", "/x\\y", " /padded ", "\t/tab", "/x#a#b", "/a//b", "/~user/", "/!$&'()*+,;=:@",
+    ];
+    for (const base of bases) {
+      expect(normaliseUrl(base)).toBe(base);
+      for (const href of hrefs) expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
+    }
+  });
 });
