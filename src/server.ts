@@ -10,6 +10,7 @@ import { sqliteJobAdmission } from "./jobs/admission.ts";
 import { createJobService } from "./jobs/service.ts";
 import { createSqliteJobStore, sqliteJobsMigration } from "./jobs/sqlite-job-store.ts";
 import { batchedWriter } from "./http/log-writer.ts";
+import { routableRequest } from "./http/entry.ts";
 import { withRequestLog } from "./http/request-log.ts";
 import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
@@ -92,7 +93,8 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       fetch(request, srv) {
         const peer = srv.requestIP(request)?.address ?? null;
         peers.set(request, clientAddress(peer, request.headers.get("x-forwarded-for")));
-        return handle(request);
+        // Before anything reads the URL: a short or odd Host must not steer routing or the log.
+        return handle(routableRequest(request));
       },
       error(error) {
         io.stderr(`genapi: unhandled error: ${error.stack ?? error}`);

@@ -3,6 +3,8 @@
 // app instead of living in Elysia hooks so that every status, 404s and errors included, is
 // logged as sent, and so the peer address is read while the server still knows it.
 
+import { targetStart } from "./entry.ts";
+
 export interface RequestLogDeps {
   /** The client address for this request (peer, or X-Forwarded-For from a trusted proxy). */
   clientIp: (request: Request) => string;
@@ -21,9 +23,12 @@ export interface LogLine {
   user_agent?: string;
 }
 
-/** The path without its query string: queries can carry secrets and are never logged. */
+/**
+ * The request target's path without its query string (queries can carry secrets and are never
+ * logged). The URL comes through routableRequest, so the target is never read from Host.
+ */
 function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const start = targetStart(url);
   if (start < 0) return "/";
   const end = url.indexOf("?", start);
   return end < 0 ? url.slice(start) : url.slice(start, end);
@@ -38,9 +43,11 @@ export function withRequestLog(
     const requestId = crypto.randomUUID();
     const response = await handle(request);
     response.headers.set("X-Request-Id", requestId);
-    // A body refused before it was read (no key, too large) would keep the connection waiting
-    // for an upload nobody reads: close it after the response instead.
-    if (response.status === 413 || (request.body !== null && !request.bodyUsed)) response.headers.set("Connection", "close");
+    // A body refused before it was read (no key, too large, too slow) would keep the connection
+    // waiting for an upload nobody reads: close it after the response instead.
+    if (response.status === 413 || response.status === 408 || (request.body !== null && !request.bodyUsed)) {
+      response.headers.set("Connection", "close");
+    }
     const line: LogLine = {
       time: new Date(started).toISOString(),
       method: request.method,
