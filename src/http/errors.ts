@@ -3,8 +3,11 @@ import { Elysia } from "elysia";
 // Each API keeps its own error shape: the password service answers {success, error} (seed 000),
 // everything else {success, message} (seed 001).
 export function errorBody(path: string, text: string) {
-  return path === "/api.php" ? { success: false, error: text } : { success: false, message: text };
+  return withoutTrailingSlash(path) === "/api.php" ? { success: false, error: text } : { success: false, message: text };
 }
+
+/** Routes answer with or without one trailing slash (Elysia's loose paths); so do 405 and the error shape. */
+const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path);
 
 export function jsonError(path: string, status: number, text: string, headers: Record<string, string> = {}) {
   return Response.json(errorBody(path, text), { status, headers });
@@ -33,7 +36,8 @@ export function errorHandling(allowedMethods: (path: string) => string[]) {
         return jsonError(path, 400, "Request does not match the documented schema.");
       default: {
         const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
-        if (status >= 500) console.error(`genapi: ${request.method} ${path} failed: ${(error as Error)?.stack ?? error}`);
+        // Some errors (Bun's AbortError) have an empty stack: name what happened all the same.
+        if (status >= 500) console.error(`genapi: ${request.method} ${path} failed: ${describe(error)}`);
         return jsonError(path, status, status >= 500 ? "Internal server error." : String((error as Error).message));
       }
     }
@@ -54,6 +58,11 @@ export function methodIndex(routes: { method: string; path: string }[]): (path: 
         index.set(routePath, methods);
       }
     }
-    return index.get(path) ?? [];
+    return index.get(withoutTrailingSlash(path)) ?? [];
   };
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error) || "unknown error";
+  return error.stack || `${error.name}: ${error.message || "no message"}`;
 }
