@@ -8,10 +8,12 @@ import { VERSION } from "../version.ts";
 
 const ASSETS = "/swagger/assets";
 
-const assets: Record<string, { file: string; type: string }> = {
-  "swagger-ui-bundle.js": { file: swaggerBundle, type: "text/javascript; charset=utf-8" },
-  "swagger-ui.css": { file: swaggerCss, type: "text/css; charset=utf-8" },
-};
+// A Map, not an object literal: the name comes from the URL, and `constructor` or `__proto__`
+// must find nothing rather than Object.prototype's members.
+const assets = new Map<string, { file: string; type: string }>([
+  ["swagger-ui-bundle.js", { file: swaggerBundle, type: "text/javascript; charset=utf-8" }],
+  ["swagger-ui.css", { file: swaggerCss, type: "text/css; charset=utf-8" }],
+]);
 
 export const API_KEY_SCHEME = "ApiKeyAuth";
 
@@ -52,7 +54,7 @@ export const docs = new Elysia({ name: "docs" })
     }),
   )
   .get(`${ASSETS}/:name`, ({ params, status, set }) => {
-    const asset = assets[params.name];
+    const asset = assets.get(params.name);
     if (!asset) return status(404, { success: false, message: `Not found: ${ASSETS}/${params.name}` });
     set.headers["content-type"] = asset.type;
     set.headers["cache-control"] = "public, max-age=86400";
