@@ -1,7 +1,7 @@
 // Composes the Elysia app from its features. It never listens: src/server.ts serves it, and
 // tests call app.handle(new Request(...)).
-import { cors } from "@elysiajs/cors";
 import { Elysia, type AnyElysia } from "elysia";
+import { cors } from "./http/cors.ts";
 import { errorHandling, methodIndex } from "./http/errors.ts";
 import { docs } from "./ops/docs.ts";
 import { healthRoutes } from "./ops/health.ts";
@@ -27,15 +27,15 @@ const EXPOSED_HEADERS = [
 ];
 
 export function createApp(deps: AppDeps) {
-  const app = new Elysia({ name: "genapi" })
+  // One trailing-slash rule for every route, those of later features included: `/healthz/` is
+  // `/healthz` (Elysia's loose paths, stated here so no feature turns it off for itself).
+  const app = new Elysia({ name: "genapi", strictPath: false })
     .use(
       cors({
-        origin: "*",
-        credentials: false,
         methods: ["GET", "POST", "DELETE", "OPTIONS"],
         allowedHeaders: ["Content-Type", "X-API-Key"],
         exposeHeaders: EXPOSED_HEADERS,
-        maxAge: 600,
+        maxAgeSeconds: 600,
       }),
     )
     // API responses are per request (passwords, quotas): never cached. Static assets override it.
