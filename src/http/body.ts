@@ -17,7 +17,12 @@ export class BadBodyError extends Error {}
  */
 export const BODY_DEADLINE_MS = 10_000;
 
-export class BodyTimeoutError extends Error {
+/** A body that could not be read whole; `status` and `message` are the answer, in any error shape. */
+export abstract class BodyReadError extends Error {
+  abstract readonly status: number;
+}
+
+export class BodyTimeoutError extends BodyReadError {
   readonly status = 408;
   constructor(readonly deadlineMs: number) {
     super(`Request body did not arrive within ${deadlineMs / 1000} s.`);
@@ -25,7 +30,7 @@ export class BodyTimeoutError extends Error {
 }
 
 /** The client closed the connection before the body's end (nobody is left to read the answer). */
-export class IncompleteBodyError extends Error {
+export class IncompleteBodyError extends BodyReadError {
   readonly status = 400;
   constructor() {
     super("Request body ended early: the connection was closed.");

@@ -2,7 +2,7 @@
 // jobs' own validator at step 3, after `url`), target address, quota. Refused requests answer
 // exactly as /api/generate would; a request admitted here counts once.
 import type { Database } from "bun:sqlite";
-import { PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
+import { BodyReadError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
 import { authenticate } from "../keys/key-store.ts";
 import { admit, peek, quotaForKey, rateLimitHeaders, rateLimitMessage, release } from "../quota/quota.ts";
 import { TargetRefusedError } from "../sitemap/errors.ts";
@@ -37,6 +37,7 @@ export function sqliteJobAdmission(deps: AdmissionDeps): Pick<JobsDeps, "authent
         bytes = await readBodyBytes(request, BODY_LIMIT);
       } catch (error) {
         if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", unchanged());
+        if (error instanceof BodyReadError) return fail(error.status, error.message, unchanged());
         throw error;
       }
       let body: unknown;

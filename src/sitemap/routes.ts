@@ -2,7 +2,7 @@
 // crawl), each answering with its exact status and message.
 import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
-import { PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
+import { BodyReadError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
 import { authenticate } from "../keys/key-store.ts";
 import { admit, peek, quotaForKey, rateLimitHeaders, rateLimitMessage, release } from "../quota/quota.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
@@ -47,6 +47,7 @@ async function readTargetUrl(
     bytes = await readBodyBytes(request, BODY_LIMIT);
   } catch (error) {
     if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", quotaHeaders());
+    if (error instanceof BodyReadError) return fail(error.status, error.message, quotaHeaders());
     throw error;
   }
   let body: unknown;
