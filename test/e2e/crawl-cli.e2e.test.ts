@@ -13,7 +13,14 @@ const html = (body: string, head = "") => `<!doctype html><html><head>${head}</h
 /** A small site with something for each option and exclusion reason. */
 function smallSite(): Promise<Site> {
   return serveSite({
-    "/robots.txt": new Response("User-agent: *\nDisallow: /private\n", { headers: { "content-type": "text/plain" } }),
+    "/robots.txt": (req) =>
+      new Response(`User-agent: *\nDisallow: /private\nSitemap: ${new URL(req.url).origin}/sitemap.xml\n`, { headers: { "content-type": "text/plain" } }),
+    // Names a page no link reaches: listed only with --sitemaps-from-robots.
+    "/sitemap.xml": (req) =>
+      new Response(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${new URL(req.url).origin}/orphan</loc></url></urlset>`, {
+        headers: { "content-type": "application/xml" },
+      }),
+    "/orphan": html("orphan"),
     "/": html(
       '<a href="/a">a</a> <a href="/b?utm_source=x&id=1">b</a> <a href="/private/x">p</a> <a href="/hidden">h</a> ' +
         '<a href="/old">old</a> <a href="/file.pdf">pdf</a> <a href="/gone">gone</a> <a href="/blog/1">blog</a> <img src="/logo.png">',
@@ -89,14 +96,15 @@ describe("genapi crawl: the API's sitemap and report", () => {
     ["no options", [], {}],
     [
       "every option",
-      ["--max-pages", "40", "--max-depth", "2", "--include", "/blog/*", "--include", "/$", "--exclude", "/gone", "--ignore-query-param", "utm_*", "--alternates", "--images"],
-      { max_pages: 40, max_depth: 2, include: ["/blog/*", "/$"], exclude: ["/gone"], ignore_query_params: ["utm_*"], alternates: true, images: true },
+      ["--max-pages", "40", "--max-depth", "2", "--include", "/blog/*", "--include", "/$", "--include", "/orphan", "--exclude", "/gone", "--ignore-query-param", "utm_*", "--sitemaps-from-robots", "--alternates", "--images"],
+      { max_pages: 40, max_depth: 2, include: ["/blog/*", "/$", "/orphan"], exclude: ["/gone"], ignore_query_params: ["utm_*"], sitemaps_from_robots: true, alternates: true, images: true },
     ],
   ] as const)("%s: stdout is the API's data.sitemap and --json the rest of its data", async (_, args, options) => {
     const [cli, answer] = await Promise.all([crawl([`${site.url}/`, "--json", ...args]), api({ url: `${site.url}/`, ...options })]);
     expect(answer.status).toBe(200);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toBe(answer.body.data.sitemap);
+    expect(cli.stdout.includes("/orphan</loc>")).toBe((args as readonly string[]).includes("--sitemaps-from-robots"));
     expect((await validateSitemap(cli.stdout)).errors).toEqual([]);
     const lines = cli.stderr.split("\n").filter(Boolean);
     expect(lines).toHaveLength(1);
