@@ -89,7 +89,7 @@ function checkOutputDirectory(output: string): void {
 class NeedsOutputError extends Error {}
 
 const NEEDS_OUTPUT =
-  `the sitemap is larger than one file may be (${SITEMAP_MAX_URLS.toLocaleString("en-US")} URLs, 50 MB): ` +
+  `the sitemap is larger than one file may be (${SITEMAP_MAX_URLS.toLocaleString("en-US")} URLs, ${SITEMAP_MAX_BYTES / 2 ** 20} MB): ` +
   "run again with --output FILE to write a sitemap index and its parts";
 
 export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlCommandConfig, io: CrawlCommandIo): Promise<number> {
