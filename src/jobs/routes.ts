@@ -19,24 +19,14 @@ import {
   type Job,
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
+import type { Admitted, BodyCheck } from "../sitemap/admission.ts";
 
 export const JOB_NOT_FOUND = "Job not found.";
 export const CALLBACK_URL_MESSAGE = "callback_url must be a full URL that includes http:// or https://.";
 /** Retry-After of a full queue: a queued job takes minutes, not seconds. */
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 
-export type BodyCheck<T> = { ok: true; value: T } | { ok: false; message: string };
-
-/** A request admitted by steps 1-5: its key, its URL, the validated body, and its quota. */
-export interface Admitted<T> {
-  keyId: number;
-  sent: string;
-  value: T;
-  /** The rate-limit headers after admission. */
-  headers: Record<string, string>;
-  /** Gives the admission back (503); resolves with the headers to send then. */
-  release: () => Promise<Record<string, string>>;
-}
+export type { Admitted, BodyCheck } from "../sitemap/admission.ts";
 
 export interface JobsDeps {
   store: JobStore;
@@ -253,7 +243,8 @@ export const jobRoutes = (deps: JobsDeps) => {
               const current = await deps.store.get(job.id);
               return current ? jobView(current) : null;
             },
-            isFinished: (view) => FINISHED.includes(view.status),
+            // A running job cancelled is final once its runner has published what it found.
+            isFinished: (view) => FINISHED.includes(view.status) && (view.result !== undefined || view.error !== undefined),
             pollMs: deps.eventsPollMs ?? 1000,
             signal: deps.stopSignal ? AbortSignal.any([request.signal, deps.stopSignal]) : request.signal,
             first: jobView(job),

@@ -304,6 +304,37 @@ export function describeJobs(backend: Backend) {
     });
   });
 
+  describe(`jobs on ${backend.name}: two instances on one store`, () => {
+    test("a job created through one instance runs on another, and the first serves, streams and cancels it", async () => {
+      const site = generatedSite(400, { fanout: 4, delayMs: 30 });
+      const store = await backend.store();
+      const key = await createKey(store);
+      const front = await start(store, ["--max-jobs", "0"]);
+      const worker = await start(store);
+      const id = (await json(await createJob(front, key, { url: `${site.url}/` }))).data.id;
+      const running = await waitForJob(front, key, id, (job) => job.status === "running" && job.progress.urls_listed > 20);
+      expect(running.started_at).not.toBeNull();
+      const events: ServerSentEvent[] = [];
+      const stream = readEventStream((await call(front, key, `/api/jobs/${id}/events`)).body!, (e) => events.push(e));
+      await waitFor(() => events.length >= 1, 10_000, "a progress event");
+      const cancel = await call(front, key, `/api/jobs/${id}`, { method: "DELETE" });
+      expect(await json(cancel)).toMatchObject({ success: true, message: "Job cancelled." });
+      await stream;
+      const done = JSON.parse(events.at(-1)!.data);
+      expect(events.at(-1)!.type).toBe("done");
+      // The final job: cancelled, with what the worker found, which the front serves.
+      expect(done).toMatchObject({ status: "cancelled", result: { truncated: true } });
+      const job = (await json(await call(front, key, `/api/jobs/${id}`))).data;
+      expect(job).toEqual(done);
+      expect(job.result.truncated).toBe(true);
+      const xml = await (await call(front, key, `/api/jobs/${id}/sitemap.xml`)).text();
+      expect(locs(xml).length).toBe(job.result.url_count);
+      expect(await front.stop()).toBe(0);
+      expect(await worker.stop()).toBe(0);
+      await site.stop();
+    }, 60_000);
+  });
+
   describe(`jobs on ${backend.name}: durable`, () => {
     test("SIGTERM hands a running job back; a new process finishes it with the same URLs, fetching well under twice the pages", async () => {
       const size = 600;
