@@ -9,7 +9,7 @@ import { passwordRoutes } from "./password/routes.ts";
 import { sitemapRoutes, type SitemapDeps } from "./sitemap/routes.ts";
 
 export interface AppDeps {
-  isReady: () => boolean;
+  isReady: () => Promise<boolean>;
   sitemap: SitemapDeps;
   /** The job endpoints (src/jobs/routes.ts), when the server runs them. */
   jobs?: AnyElysia;

@@ -1,6 +1,5 @@
 // The command line: `genapi serve`, `genapi keys ...`, --help, --version. Every bad flag or
 // value ends in one line on stderr naming it, and exit code 2.
-import type { Database } from "bun:sqlite";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import {
   crawlCommandOptions,
@@ -15,8 +14,9 @@ import {
   UsageError,
 } from "./config.ts";
 import { processCrawlIo, runCrawlCommand } from "./crawl/command.ts";
-import { openDatabase } from "./db/database.ts";
-import { createKey, listKeys, revokeKey, type KeyRecord } from "./keys/key-store.ts";
+import { openStore } from "./db/open-store.ts";
+import { scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
+import type { KeyRecord } from "./keys/key-store.ts";
 import { ListenError, startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
 
@@ -86,7 +86,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stderr(`genapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof ListenError) {
+    if (error instanceof ListenError || error instanceof StoreOpenError) {
       io.stderr(`genapi: ${error.message}\n`);
       return 1;
     }
@@ -121,7 +121,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const config = resolveServeConfig(values, io.env);
-  const running = startServer(config, { stdout: io.stdout, stderr: io.stderr });
+  const running = await startServer(config, { stdout: io.stdout, stderr: io.stderr });
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
       io.stderr(`genapi: ${signal} received, finishing running requests\n`);
@@ -137,17 +137,21 @@ async function serve(args: string[], io: CliIo): Promise<number> {
 
 const keyOptions = parseArgsOptions({ db: dbOption });
 
-/** Runs `fn` on the database named by --db / GENAPI_DB; validation errors become usage errors. */
-function withDatabase<T>(flags: Record<string, unknown>, io: CliIo, fn: (db: Database) => T): T {
-  const path = resolveOptions({ db: dbOption }, flags as never, io.env).db as string;
-  const db = openDatabase(path);
+/**
+ * Runs `fn` on the store named by --db / GENAPI_DB. Validation errors become usage errors (exit 2);
+ * a store that cannot be opened or answer ends the command with one line (exit 1).
+ */
+async function withStore<T>(flags: Record<string, unknown>, io: CliIo, fn: (store: Store) => Promise<T>): Promise<T> {
+  const spec = resolveOptions({ db: dbOption }, flags as never, io.env).db as string;
+  const store = await openStore(spec, { purpose: "cli" });
   try {
-    return fn(db);
+    return await fn(store);
   } catch (error) {
     if (error instanceof Error && error.message.startsWith("--")) throw new UsageError(error.message);
-    throw error;
+    if (error instanceof StoreUnavailableError) throw new StoreOpenError(error.message);
+    throw new StoreOpenError(`database error: ${scrub(String((error as Error)?.message ?? error).split("\n")[0]!, spec)}`);
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -181,8 +185,8 @@ async function keys(args: string[], io: CliIo): Promise<number> {
         throw new UsageError(`--daily-limit must be an integer from 1 to 10000000 (got "${limitText}")`);
       }
       const dailyLimit = limitText === undefined ? null : Number(limitText);
-      const { key, record } = withDatabase(values, io, (db) =>
-        createKey(db, { name: values.name as string, dailyLimit }, new Date()),
+      const { key, record } = await withStore(values, io, (store) =>
+        store.keys.create({ name: values.name as string, dailyLimit }, new Date()),
       );
       io.stdout(`${key}\n`);
       io.stderr(
@@ -194,7 +198,7 @@ async function keys(args: string[], io: CliIo): Promise<number> {
     }
     case "list": {
       const { values } = parse(rest, { ...keyOptions, json: { type: "boolean" } });
-      const records = withDatabase(values, io, listKeys);
+      const records = await withStore(values, io, (store) => store.keys.list());
       io.stdout(values.json ? `${JSON.stringify(records, null, 2)}\n` : `${keyTable(records)}\n`);
       return 0;
     }
@@ -205,11 +209,11 @@ async function keys(args: string[], io: CliIo): Promise<number> {
   }
 }
 
-function revoke(args: string[], io: CliIo): number {
+async function revoke(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, keyOptions, 1);
   const target = positionals[0];
   if (!target) throw new UsageError("keys revoke needs an ID or key prefix");
-  const result = withDatabase(values, io, (db) => revokeKey(db, target, new Date()));
+  const result = await withStore(values, io, (store) => store.keys.revoke(target, new Date()));
   switch (result.status) {
     case "revoked":
       io.stderr(`genapi: revoked key ${result.record.id} "${result.record.name}" (${result.record.prefix}...)\n`);

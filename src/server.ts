@@ -4,16 +4,15 @@
 import type { Server } from "bun";
 import { createApp } from "./app.ts";
 import type { ServeConfig } from "./config.ts";
-import { isDatabaseUsable, openDatabase } from "./db/database.ts";
-import { migrations } from "./db/migrations.ts";
-import { sqliteJobAdmission } from "./jobs/admission.ts";
+import { openStore } from "./db/open-store.ts";
+import { redactSpec, storeErrorResponse } from "./db/store.ts";
 import { createJobService } from "./jobs/service.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "./jobs/sqlite-job-store.ts";
 import { batchedWriter } from "./http/log-writer.ts";
 import { routableRequest } from "./http/entry.ts";
 import { withRequestLog } from "./http/request-log.ts";
 import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
+import { createAdmission } from "./sitemap/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./version.ts";
 
@@ -43,8 +42,9 @@ export interface ServerIo {
 
 export class ListenError extends Error {}
 
-export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
-  const db = openDatabase(config.dbPath, [...migrations, sqliteJobsMigration]);
+/** Opens the store (StoreOpenError when it cannot be), then listens (ListenError). */
+export async function startServer(config: ServeConfig, io: ServerIo): Promise<RunningServer> {
+  const store = await openStore(config.dbPath, { purpose: "serve", log: (line) => io.stderr(`${line}\n`) });
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
   const clientIp = (request: Request) => peers.get(request) ?? "unknown";
@@ -52,23 +52,21 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
   const hardStop = new AbortController();
   const sitemap = createSitemapService(config, { stopSignal: hardStop.signal });
   let server: Server<undefined>;
-  const direct = async <T>(fn: (database: typeof db) => T) => fn(db);
+  const admissionDeps = { store, now: () => new Date(), clientIp, freeDailyLimit: config.freeDailyLimit, checkTarget: sitemap.checkTarget };
+  const admission = createAdmission(admissionDeps);
   const jobs = createJobService(config, {
-    store: createSqliteJobStore({ read: direct, write: direct }),
-    ...sqliteJobAdmission({ db, now: () => new Date(), clientIp, freeDailyLimit: config.freeDailyLimit, checkTarget: sitemap.checkTarget }),
-    storeError: () => null,
+    store: store.jobs,
+    authenticate: admission.authenticate,
+    admit: admission.admit,
+    storeError: (error) => storeErrorResponse(error),
     log: (message) => io.stderr(`genapi: ${message}\n`),
   });
   const app = createApp({
     jobs: jobs.routes,
-    isReady: () => isDatabaseUsable(db),
+    isReady: () => store.ready(),
     sitemap: {
-      db,
-      now: () => new Date(),
-      clientIp,
-      freeDailyLimit: config.freeDailyLimit,
+      ...admissionDeps,
       slots,
-      checkTarget: sitemap.checkTarget,
       crawl: sitemap.crawl,
       maxPages: config.maxPages,
       // A crawl (and its wait for a slot) may outlast the idle timeout: its own deadline bounds it.
@@ -102,7 +100,7 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       },
     });
   } catch (error) {
-    db.close();
+    await store.close();
     const code = (error as { code?: string }).code;
     const reason = code === "EADDRINUSE" ? "address in use" : (error as Error).message;
     throw new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`);
@@ -115,7 +113,8 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       msg: `genapi ${VERSION} listening on ${url}`,
       version: VERSION,
       address: url,
-      db: config.dbPath,
+      db: redactSpec(config.dbPath),
+      store: store.kind,
     }) + "\n",
   );
   jobs.start();
@@ -137,7 +136,7 @@ export function startServer(config: ServeConfig, io: ServerIo): RunningServer {
       }
       await handedBack;
       log.flush();
-      db.close();
+      await store.close();
     })());
 
   return { server, url, stop };

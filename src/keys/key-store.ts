@@ -26,7 +26,7 @@ const MAX_NAME_LENGTH = 100;
 const MAX_DAILY_LIMIT = 10_000_000;
 /** Shortest prefix accepted by revoke: `genapi_` and one random character. */
 const MIN_REVOKE_PREFIX = 8;
-const RECORD_COLUMNS = "id, name, prefix, daily_limit, created_at, last_used_at, revoked_at";
+export const RECORD_COLUMNS = "id, name, prefix, daily_limit, created_at, last_used_at, revoked_at";
 // Controls, line/paragraph separators and bidi overrides would garble or spoof `keys list`.
 const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 
@@ -103,25 +103,39 @@ export function authenticate(db: Database, key: string | null, now: Date): KeyRe
     .get(now.toISOString(), hashApiKey(key));
 }
 
-function findKeys(db: Database, idOrPrefix: string): KeyRecord[] {
+/** How `keys revoke` finds a key: by id (all digits), by a whole valid key's hash, or by the start of its prefix. */
+export type KeyLookup = { by: "id"; id: number } | { by: "hash"; hash: Uint8Array } | { by: "prefix"; prefix: string } | null;
+
+export function keyLookup(idOrPrefix: string): KeyLookup {
   if (/^\d+$/.test(idOrPrefix)) {
-    const record = findById(db, Number(idOrPrefix));
+    const id = Number(idOrPrefix);
+    return Number.isSafeInteger(id) ? { by: "id", id } : null;
+  }
+  if (hasValidChecksum(idOrPrefix)) return { by: "hash", hash: hashApiKey(idOrPrefix) };
+  const prefix = keyPrefix(idOrPrefix);
+  if (prefix.length < MIN_REVOKE_PREFIX || prefix !== idOrPrefix) return null;
+  return { by: "prefix", prefix };
+}
+
+function findKeys(db: Database, idOrPrefix: string): KeyRecord[] {
+  const lookup = keyLookup(idOrPrefix);
+  if (lookup === null) return [];
+  if (lookup.by === "id") {
+    const record = findById(db, lookup.id);
     return record ? [record] : [];
   }
-  if (hasValidChecksum(idOrPrefix)) {
+  if (lookup.by === "hash") {
     const record = db
       .query<KeyRecord, [Uint8Array]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE key_hash = ?`)
-      .get(hashApiKey(idOrPrefix));
+      .get(lookup.hash);
     return record ? [record] : [];
   }
-  const prefix = keyPrefix(idOrPrefix);
-  if (prefix.length < MIN_REVOKE_PREFIX || prefix !== idOrPrefix) return [];
   // substr, not LIKE: `_` in `genapi_` is a LIKE wildcard.
   return db
     .query<KeyRecord, [number, string]>(
       `SELECT ${RECORD_COLUMNS} FROM api_keys WHERE substr(prefix, 1, ?) = ? ORDER BY id`,
     )
-    .all(prefix.length, prefix);
+    .all(lookup.prefix.length, lookup.prefix);
 }
 
 function findById(db: Database, id: number): KeyRecord | null {

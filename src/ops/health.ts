@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 const Health = t.Object({ status: t.String({ examples: ["ok"] }) });
 
 /** Liveness (the process serves) and readiness (the database answers). */
-export const healthRoutes = (isReady: () => boolean) =>
+export const healthRoutes = (isReady: () => Promise<boolean>) =>
   new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok" }), {
       detail: {
@@ -15,12 +15,12 @@ export const healthRoutes = (isReady: () => boolean) =>
     })
     .get(
       "/readyz",
-      ({ status }) => (isReady() ? { status: "ok" } : status(503, { status: "database unavailable" })),
+      async ({ status }) => ((await isReady()) ? { status: "ok" } : status(503, { status: "database unavailable" })),
       {
         detail: {
           tags: ["operations"],
           summary: "Readiness",
-          description: "200 when the database is usable, 503 otherwise.",
+          description: "200 when the database takes writes (one is made and rolled back), 503 otherwise: read-only, full, corrupted, locked past the wait, or unreachable.",
           responses: {
             200: { description: "Ready", content: { "application/json": { schema: Health } } },
             503: { description: "Database unavailable", content: { "application/json": { schema: Health } } },

@@ -42,24 +42,32 @@ function secondsUntil(resetAt: number, now: Date): number {
 export function admit(db: Database, bucket: string, limit: number, now: Date): Admission {
   assertLimit(limit);
   pruneOncePerDay(db, now);
-  const day = utcDay(now);
   const row = db
     .query<{ count: number }, [string, string, number]>(
       `INSERT INTO usage_counters (day, bucket, count) VALUES (?, ?, 1)
        ON CONFLICT (day, bucket) DO UPDATE SET count = count + 1 WHERE count < ?
        RETURNING count`,
     )
-    .get(day, bucket, limit);
+    .get(utcDay(now), bucket, limit);
+  return admissionOf(row?.count ?? null, limit, now);
+}
+
+/** The admission for the count the upsert returned; null means the limit had been reached. */
+export function admissionOf(count: number | null, limit: number, now: Date): Admission {
   const resetAt = nextResetSeconds(now);
   return {
-    admitted: row !== null,
+    admitted: count !== null,
     limit,
-    // No row means the count had reached the limit: nothing remains.
-    remaining: row ? Math.max(0, limit - row.count) : 0,
+    remaining: count === null ? 0 : Math.max(0, limit - count),
     resetAt,
-    day,
+    day: utcDay(now),
     retryAfter: Math.max(1, secondsUntil(resetAt, now)),
   };
+}
+
+/** The quota state for today's count of a bucket (0 when it has none). */
+export function stateOf(count: number, limit: number, now: Date): QuotaState {
+  return { limit, remaining: Math.max(0, limit - count), resetAt: nextResetSeconds(now), day: utcDay(now) };
 }
 
 /** Gives back one admission of `day` (a request answered 503 before it ran). */
@@ -72,17 +80,20 @@ export function release(db: Database, bucket: string, day: string): void {
 /** The quota state without counting a request (responses refused before admission). */
 export function peek(db: Database, bucket: string, limit: number, now: Date): QuotaState {
   assertLimit(limit);
-  const day = utcDay(now);
   const row = db
     .query<{ count: number }, [string, string]>("SELECT count FROM usage_counters WHERE day = ? AND bucket = ?")
-    .get(day, bucket);
-  return { limit, remaining: Math.max(0, limit - (row?.count ?? 0)), resetAt: nextResetSeconds(now), day };
+    .get(utcDay(now), bucket);
+  return stateOf(row?.count ?? 0, limit, now);
+}
+
+/** Counters of days before this one are deleted (yesterday's stay, for releases across midnight). */
+export function pruneBefore(now: Date): string {
+  return utcDay(new Date(now.getTime() - DAY_MS));
 }
 
 /** Deletes counters older than yesterday (yesterday's stay, for releases across midnight). */
 export function pruneCounters(db: Database, now: Date): void {
-  const yesterday = utcDay(new Date(now.getTime() - DAY_MS));
-  db.query<never, [string]>("DELETE FROM usage_counters WHERE day < ?").run(yesterday);
+  db.query<never, [string]>("DELETE FROM usage_counters WHERE day < ?").run(pruneBefore(now));
 }
 
 const lastPrunedDay = new WeakMap<Database, string>();
@@ -94,7 +105,7 @@ function pruneOncePerDay(db: Database, now: Date): void {
   lastPrunedDay.set(db, today);
 }
 
-function assertLimit(limit: number): void {
+export function assertLimit(limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`A daily limit must be a positive integer, not ${limit}.`);
 }
 

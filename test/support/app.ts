@@ -1,7 +1,8 @@
-// An app wired for app.handle() tests: an in-memory database, a settable clock and client
+// An app wired for app.handle() tests: an in-memory SQLite store, a settable clock and client
 // address, and a crawler that tests replace.
 import { createApp } from "../../src/app.ts";
 import { openDatabase } from "../../src/db/database.ts";
+import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite-store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import type { CrawlResult } from "../../src/sitemap/crawler.ts";
 import { emptyExclusionReport } from "../../src/sitemap/exclusions.ts";
@@ -14,10 +15,11 @@ export function crawlResult(run: Pick<CrawlResult, "url" | "entries" | "pagesCra
 }
 
 export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?: () => boolean } = {}) {
-  const db = openDatabase(":memory:");
+  const db = openDatabase(":memory:", sqliteMigrations);
+  const store = createSqliteStore(db, ":memory:");
   const state = { now: new Date("2026-11-21T10:00:00.000Z"), ip: "198.51.100.7" };
   const deps: SitemapDeps = {
-    db,
+    store,
     now: () => state.now,
     clientIp: () => state.ip,
     freeDailyLimit: 5,
@@ -27,7 +29,8 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
     crawl: async (url) => crawlResult({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
     ...overrides,
   };
-  const app = createApp({ isReady: options.ready ?? (() => true), sitemap: deps });
+  const ready = options.ready ?? (() => true);
+  const app = createApp({ isReady: async () => ready(), sitemap: deps });
   const call = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
-  return { app, db, deps, state, call };
+  return { app, db, store, deps, state, call };
 }

@@ -1,0 +1,100 @@
+// The one store interface: keys, usage counters and crawl jobs, on the embedded SQLite file or a
+// shared PostgreSQL database. Routes, the CLI and the job runner see only this; which backend runs
+// is decided once, by the form of `--db`.
+import type { JobStore } from "../jobs/job-store.ts";
+import type { KeyRecord, RevokeResult } from "../keys/key-store.ts";
+import type { Admission, QuotaState } from "../quota/quota.ts";
+
+export interface KeyStore {
+  create(input: { name: string; dailyLimit: number | null }, now: Date): Promise<{ key: string; record: KeyRecord }>;
+  list(): Promise<KeyRecord[]>;
+  revoke(idOrPrefix: string, now: Date): Promise<RevokeResult>;
+  /** The key's record when valid and not revoked (and `last_used_at` set), else null. */
+  authenticate(key: string | null, now: Date): Promise<KeyRecord | null>;
+}
+
+export interface QuotaStore {
+  /** Counts one request or refuses it at the limit: one atomic statement on every backend. */
+  admit(bucket: string, limit: number, now: Date): Promise<Admission>;
+  /** Gives back one admission of `day` (a request answered 503 before it ran). */
+  release(bucket: string, day: string): Promise<void>;
+  peek(bucket: string, limit: number, now: Date): Promise<QuotaState>;
+}
+
+export interface Store {
+  readonly kind: "sqlite" | "postgres";
+  readonly keys: KeyStore;
+  readonly quota: QuotaStore;
+  readonly jobs: JobStore;
+  /** True when a write can be made now (one is made and rolled back), answered within ~2 s. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export type StoreProblem = "busy" | "unreachable";
+
+/**
+ * The store cannot answer now: another process holds SQLite's write lock past the wait, or
+ * PostgreSQL is down or slow. Requests answer 503 with a short Retry-After instead of waiting.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(readonly problem: StoreProblem) {
+    super(`Service temporarily unavailable: the database is ${problem}.`);
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/** Seconds a client should wait after a 503 of the store. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/** The JSON 503 for a StoreUnavailableError, or null for any other error. */
+export function storeErrorResponse(error: unknown, headers: Record<string, string> = {}): Response | null {
+  if (!(error instanceof StoreUnavailableError)) return null;
+  return Response.json(
+    { success: false, message: error.message },
+    { status: 503, headers: { ...headers, "Retry-After": String(STORE_RETRY_AFTER_SECONDS) } },
+  );
+}
+
+/** The store could not be opened at start; the message is one line naming it and the reason. */
+export class StoreOpenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreOpenError";
+  }
+}
+
+export interface OpenOptions {
+  /** serve: short lock waits (503 instead of blocking) and the start-up retry on PostgreSQL. */
+  purpose: "serve" | "cli";
+  /** PostgreSQL: how long `serve` keeps retrying the first connection (ms). */
+  connectRetryMs?: number;
+  log?: (line: string) => void;
+}
+
+export function isPostgresUrl(spec: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(spec);
+}
+
+/** The spec as it may be shown: a URL's password replaced by `***`. */
+export function redactSpec(spec: string): string {
+  if (!isPostgresUrl(spec)) return spec;
+  return spec.replace(/^(postgres(?:ql)?:\/\/[^:@/]*:)[^@/]*@/i, "$1***@");
+}
+
+/** Removes every occurrence of `secret` (the URL's password, raw or percent-decoded) from `text`. */
+export function scrub(text: string, spec: string): string {
+  const match = /^postgres(?:ql)?:\/\/[^:@/]*:([^@/]*)@/i.exec(spec);
+  if (!match || match[1] === "") return text;
+  let out = text.split(spec).join(redactSpec(spec));
+  for (const secret of new Set([match[1]!, safeDecode(match[1]!)])) out = out.split(secret).join("***");
+  return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
