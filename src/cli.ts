@@ -99,6 +99,7 @@ export const CRAWL_USAGE = `Usage: genapi crawl URL [options]
 Crawls the site at URL (its origin, as the API does) and writes its sitemap: no server, database
 or key, and any address may be crawled (it runs with your own rights). A live progress line shows
 on stderr while it is a terminal; a summary line (or, with --json, the crawl report) ends the run.
+A result over 50,000 URLs or 50 MB needs --output (see below); without it the command exits 1.
 Exit codes: 0 sitemap written (truncated or not), 1 crawl failed, 2 bad flag or value,
 130 interrupted by Ctrl-C (what was found is written first).
 
