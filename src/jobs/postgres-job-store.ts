@@ -206,7 +206,9 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
       run((sql) =>
         sql.begin(async (tx) => {
           const rows = await tx.unsafe(
-            `UPDATE jobs SET status = $1, result = $2, error = $3, progress = $4, finished_at = coalesce(finished_at, $5),
+            // A job cancelled meanwhile stays cancelled, whatever its runner found.
+            `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE $1 END, result = $2, error = $3, progress = $4,
+               finished_at = coalesce(finished_at, $5),
                lease_owner = NULL, lease_until = NULL
              WHERE id = $6 AND lease_owner = $7 RETURNING id`,
             [

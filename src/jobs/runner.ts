@@ -99,10 +99,14 @@ export class JobRunner {
   private async run(job: ClaimedJob, signal: AbortSignal, stop: (why: StopReason) => void, reason: () => StopReason | undefined): Promise<void> {
     const { store, owner, leaseMs } = this.deps;
     let progress = job.progress;
-    const lost = async () => {
-      const current = await store.get(job.id);
-      stop(current?.status === "cancelled" ? "cancelled" : "lost");
-    };
+    // Why the lease was refused (cancelled, or taken by another process) is asked of the store;
+    // the outcome waits for that answer before it decides how the job ends.
+    let checking: Promise<void> = Promise.resolve();
+    const lost = () =>
+      (checking = checking.then(async () => {
+        const current = await store.get(job.id).catch(() => null);
+        stop(current?.status === "cancelled" ? "cancelled" : "lost");
+      }));
     const heartbeat = setInterval(() => {
       store
         .heartbeat(job.id, owner, this.deps.now(), leaseMs, progress)
@@ -130,6 +134,7 @@ export class JobRunner {
         });
       }
       progress = end.progress;
+      await checking;
       const why = reason();
       if (why === "lost") return;
       if (why === "handback") {

@@ -216,7 +216,9 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
         db.transaction(() => {
           const { changes } = db
             .query(
-              `UPDATE jobs SET status = ?, result = ?, error = ?, progress = ?, finished_at = coalesce(finished_at, ?),
+              // A job cancelled meanwhile stays cancelled, whatever its runner found.
+              `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE ? END, result = ?, error = ?, progress = ?,
+                 finished_at = coalesce(finished_at, ?),
                  lease_owner = NULL, lease_until = NULL
                WHERE id = ? AND lease_owner = ?`,
             )
