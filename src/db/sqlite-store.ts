@@ -50,6 +50,7 @@ function openFailure(path: string, error: unknown): StoreOpenError {
   const message = String((error as Error)?.message ?? error).split("\n")[0];
   const reasons: Record<string, string> = {
     ENOTDIR: "a parent of the path is not a directory",
+    EEXIST: "a parent of the path is not a directory",
     EACCES: "permission denied",
     EROFS: "read-only file system",
     ENOSPC: "no space left on the device",

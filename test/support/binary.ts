@@ -60,6 +60,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   cwd?: string;
   dbPath?: string;
+  /** Runs the executable through this command line instead (e.g. runuser as another user). */
+  wrapper?: string[];
 }
 
 /** Starts `genapi serve` on an ephemeral loopback port with a temporary database. */
@@ -67,9 +69,9 @@ export async function startBinary(options: StartOptions = {}): Promise<RunningBi
   const binary = await ensureBinary();
   const dbPath = options.dbPath ?? join(tempDir(), "genapi.db");
   const proc = Bun.spawn(
-    [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", dbPath, ...(options.args ?? [])],
+    [...(options.wrapper ?? [binary]), "serve", "--host", "127.0.0.1", "--port", "0", "--db", dbPath, ...(options.args ?? [])],
     {
-      cwd: options.cwd ?? tempDir(),
+      cwd: options.cwd ?? (options.wrapper ? "/" : tempDir()),
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.env },
       stdin: "ignore",
       stdout: "pipe",

@@ -1,0 +1,168 @@
+// The SQLite store on a bad day, through the compiled executable: another process holding the write
+// lock, a read-only or corrupted file, and --db values that cannot be opened (issue 10, defects 3, 4, 6).
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createKey, ensureBinary, generate, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { serveSite, type Site } from "../support/site.ts";
+
+const BUSY = "Service temporarily unavailable: the database is busy.";
+const isRoot = process.getuid?.() === 0;
+
+let site: Site;
+beforeAll(async () => {
+  site = await serveSite({ "/": "<!doctype html><title>home</title><a href='/a'>a</a>", "/a": "<!doctype html><title>a</title>" });
+});
+afterAll(() => site.stop());
+
+async function timed(work: Promise<Response>): Promise<{ res: Response; ms: number }> {
+  const started = performance.now();
+  const res = await work;
+  await res.arrayBuffer();
+  return { res, ms: performance.now() - started };
+}
+
+describe("another process holds the SQLite write lock", () => {
+  let server: RunningBinary;
+  let key: string;
+  let dbPath: string;
+  beforeAll(async () => {
+    dbPath = join(tempDir(), "genapi.db");
+    key = await createKey(dbPath, "--daily-limit", "100");
+    server = await startBinary({ dbPath, args: ["--allow-private-targets"] });
+  });
+  afterAll(async () => {
+    expect(await server.stop()).toBe(0);
+  });
+
+  test("open endpoints answer at once, authenticated requests 503 with Retry-After, and counts stay exact", async () => {
+    const before = await generate(server, key, `${site.url}/`);
+    expect(before.status).toBe(200);
+
+    const holder = new Database(dbPath);
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      // Ten authenticated requests at once: with a blocking busy wait they used to stall everything.
+      const crawls = Array.from({ length: 10 }, () => timed(generate(server, key, `${site.url}/`)));
+      await Bun.sleep(100);
+      const health = await timed(fetch(`${server.url}/healthz`));
+      const password = await timed(fetch(`${server.url}/api.php?length=20`));
+      const ready = await timed(fetch(`${server.url}/readyz`));
+      expect(health.res.status).toBe(200);
+      expect(health.ms).toBeLessThan(500);
+      expect(password.res.status).toBe(200);
+      expect(password.ms).toBeLessThan(500);
+      expect(ready.res.status).toBe(503);
+      for (const { res, ms } of await Promise.all(crawls)) {
+        expect(res.status).toBe(503);
+        expect(ms).toBeLessThan(3000);
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+        expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(2);
+      }
+      const refused = await generate(server, key, `${site.url}/`);
+      expect(await refused.json()).toEqual({ success: false, message: BUSY });
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+
+    const after = await generate(server, key, `${site.url}/`);
+    expect(after.status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    // Two 200s, and the 503s were never counted.
+    const counter = new Database(dbPath, { readonly: true });
+    const rows = counter.query<{ count: number }, []>("SELECT count FROM usage_counters").all();
+    counter.close();
+    expect(rows.map((r) => r.count)).toEqual([2]);
+    expect(after.headers.get("x-ratelimit-remaining")).toBe("98");
+  }, 20_000);
+});
+
+/** Starts `genapi serve` as the unprivileged user `nobody` (the tests run as root on CI). */
+async function startAsNobody(dbPath: string): Promise<RunningBinary> {
+  const binary = await ensureBinary();
+  return startBinary({ dbPath, wrapper: ["runuser", "-u", "nobody", "--", binary] });
+}
+
+describe("/readyz tells whether the database takes writes", () => {
+  test.skipIf(!isRoot)("a read-only database file (server not root): /readyz 503, /healthz 200", async () => {
+    const dir = tempDir();
+    chmodSync(dir, 0o777);
+    const dbPath = join(dir, "genapi.db");
+    await createKey(dbPath);
+    chmodSync(dbPath, 0o444);
+    const server = await startAsNobody(dbPath);
+    try {
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${server.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: "database unavailable" });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a corrupted file: /readyz 503", async () => {
+    const dbPath = join(tempDir(), "genapi.db");
+    await createKey(dbPath);
+    // Every page but the header page (schema and version stay readable, so the server starts).
+    const size = statSync(dbPath).size;
+    const fd = openSync(dbPath, "r+");
+    writeSync(fd, new Uint8Array(size - 4096).fill(0xa5), 0, size - 4096, 4096);
+    closeSync(fd);
+    const server = await startBinary({ dbPath });
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("a --db that cannot be opened: one stderr line naming it, exit 1", () => {
+  const root = tempDir();
+  const aFile = join(root, "plain-file");
+  writeFileSync(aFile, "x");
+  const notDb = join(root, "not-a-db.db");
+  writeFileSync(notDb, "this is not a SQLite database, just text that is long enough to have a header ".repeat(200));
+  const aDir = join(root, "a-directory");
+  mkdirSync(aDir);
+  const cases: [string, string, RegExp][] = [
+    ["a directory", aDir, /unable to open|directory/],
+    ["a parent that is a file", join(aFile, "genapi.db"), /not a directory/],
+    ["a file that is not a database", notDb, /not a SQLite database/],
+  ];
+  for (const [what, path, reason] of cases) {
+    for (const command of [["serve", "--port", "0", "--host", "127.0.0.1"], ["keys", "list"]]) {
+      test(`${what}: genapi ${command[0]}${command[1] === "list" ? " list" : ""}`, async () => {
+        const { stdout, stderr, code } = await runBinary([...command, "--db", path]);
+        expect(code).toBe(1);
+        expect(stdout).toBe("");
+        const lines = stderr.split("\n").filter((line) => line !== "");
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toStartWith(`genapi: cannot open database ${path}: `);
+        expect(lines[0]).toMatch(reason);
+      });
+    }
+  }
+
+  test.skipIf(!isRoot)("a read-only directory, as an unprivileged user: serve and keys create", async () => {
+    const dir = tempDir();
+    chmodSync(dir, 0o555);
+    const binary = await ensureBinary();
+    for (const command of [["serve", "--port", "0"], ["keys", "create", "--name", "x"]]) {
+      const proc = Bun.spawn(["runuser", "-u", "nobody", "--", binary, ...command, "--db", join(dir, "genapi.db")], {
+        cwd: "/",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      expect(code).toBe(1);
+      const lines = stderr.split("\n").filter((line) => line !== "");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toStartWith(`genapi: cannot open database ${join(dir, "genapi.db")}: `);
+    }
+  });
+});
