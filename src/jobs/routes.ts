@@ -19,7 +19,7 @@ import {
   type Job,
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
-import type { Admitted, BodyCheck } from "../sitemap/admission.ts";
+import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck } from "../sitemap/admission.ts";
 
 export const JOB_NOT_FOUND = "Job not found.";
 export const CALLBACK_URL_MESSAGE = "callback_url must be a full URL that includes http:// or https://.";
@@ -125,7 +125,7 @@ export const jobRoutes = (deps: JobsDeps) => {
   /** The job if this request's key owns it; otherwise the 401 or 404 to answer. */
   async function ownJob(request: Request, id: string): Promise<StoredJob | Response> {
     const keyId = await deps.authenticate(request);
-    if (keyId === null) return fail(401, "Authentication failed. Invalid or missing API key.");
+    if (keyId === null) return fail(401, AUTH_FAILED_MESSAGE);
     const job = await deps.store.get(id);
     return job && job.keyId === keyId ? job : fail(404, JOB_NOT_FOUND);
   }
@@ -201,7 +201,7 @@ export const jobRoutes = (deps: JobsDeps) => {
       ({ request }) =>
         guard("GET /api/jobs", async () => {
           const keyId = await deps.authenticate(request);
-          if (keyId === null) return fail(401, "Authentication failed. Invalid or missing API key.");
+          if (keyId === null) return fail(401, AUTH_FAILED_MESSAGE);
           const params = new URL(request.url).searchParams;
           const limitText = params.get("limit");
           const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
