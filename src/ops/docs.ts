@@ -38,6 +38,7 @@ export const docs = new Elysia({ name: "docs" })
         tags: [
           { name: "password", description: "Random passwords from chosen character classes. No credentials." },
           { name: "sitemap", description: "Crawl a website and return its XML sitemap. Needs an X-API-Key." },
+          { name: "jobs", description: "Crawl jobs: long crawls of large sites, durable in the store, with progress events and split sitemaps. Needs an X-API-Key." },
           { name: "operations", description: "Health checks for load balancers and service managers." },
         ],
         components: {
