@@ -1,11 +1,13 @@
 // The deployment for real: a systemd booted in a container (systemd-nspawn over a throwaway overlay
 // of this machine's root, with its own network namespace) runs scripts/install.sh, the unit with all
 // its hardening, the README's key command, an upgrade, a stop and an uninstall. Needs root, overlayfs
-// and systemd-nspawn (Debian's systemd-container); skipped with the reason otherwise.
+// and systemd-nspawn (Debian's systemd-container); skipped with the reason otherwise. Where those are
+// present a boot that does not finish fails the file (a skip that depends on timing hid it), and
+// every container the file starts is taken down on every way out, which its last test checks.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ensureBinary, tempDir } from "../support/binary.ts";
+import { BINARY, ensureBinary, tempDir } from "../support/binary.ts";
 import { ensureDebianCommand } from "../support/debian-package.ts";
 
 const root = join(import.meta.dir, "../..");
@@ -42,8 +44,13 @@ interface Machine {
   shutdown: () => Promise<void>;
 }
 
+/** How long the container's systemd may take to finish booting before the test fails. */
+const BOOT_DEADLINE_MS = 180_000;
+
 // The container sees this machine's files through an overlay whose writes land in a tmpfs, so
-// nothing it installs, enables or logs reaches the real /etc, /usr/local or /var.
+// nothing it installs, enables or logs reaches the real /etc, /usr/local or /var. Two targets:
+// the one the tests boot, and one that never finishes booting (a oneshot that never exits), for
+// the test that a boot that does not finish fails and leaves nothing behind.
 const BOOT_SCRIPT = `set -e
 W="$1"
 mkdir -p "$W"
@@ -54,10 +61,12 @@ mount -t overlay overlay -o lowerdir=/,upperdir="$W/upper",workdir="$W/work" "$W
 mkdir -p "$W/root/etc/systemd/system" "$W/root${INSIDE}/scripts" "$W/root${INSIDE}/deploy" "$W/root${INSIDE}/dist"
 cp "$2/scripts/install.sh" "$W/root${INSIDE}/scripts/"
 cp "$2/deploy/genapi.service" "$2/deploy/genapi.env" "$W/root${INSIDE}/deploy/"
-cp "$2/dist/genapi" "$W/root${INSIDE}/dist/"
+cp "$3" "$W/root${INSIDE}/dist/genapi"
 printf '[Unit]\\nDescription=genapi test boot\\nWants=dbus.socket\\n' > "$W/root/etc/systemd/system/genapi-test.target"
+printf '[Unit]\\nDescription=a boot that never finishes\\nWants=genapi-test-hang.service\\n' > "$W/root/etc/systemd/system/genapi-test-hang.target"
+printf '[Service]\\nType=oneshot\\nExecStart=/bin/sleep infinity\\n' > "$W/root/etc/systemd/system/genapi-test-hang.service"
 exec systemd-nspawn --quiet --register=no --keep-unit --private-network --console=passive \\
-  -D "$W/root" --boot -- --unit=genapi-test.target`;
+  --machine="$4" -D "$W/root" --boot -- --unit="$5"`;
 
 function childPids(pid: number): number[] {
   try {
@@ -75,12 +84,61 @@ const comm = (pid: number) => {
   }
 };
 
-async function boot(): Promise<Machine> {
+const pidNamespace = (pid: number | string) => {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return "";
+  }
+};
+
+/** Every container this file started: its machine name, its PID namespace and the way to take it down. */
+const containers: { name: string; pidNs: string; shutdown: () => Promise<void> }[] = [];
+const shutdownAll = () => Promise.all(containers.map((c) => c.shutdown()));
+/** Host pids to kill should this test process exit with a container still up. */
+const lastResort = new Set<number>();
+process.on("exit", () => {
+  for (const pid of lastResort) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+});
+
+/** Processes left from this file's containers: nspawn by its machine name, anything inside by its PID namespace. */
+function leftovers(): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let cmdline = "";
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ");
+    } catch {
+      continue;
+    }
+    const ns = pidNamespace(entry);
+    if (containers.some((c) => cmdline.includes(`--machine=${c.name}`) || (c.pidNs !== "" && ns === c.pidNs))) {
+      found.push(`${entry} ${comm(Number(entry))}: ${cmdline.trim().slice(0, 120)}`);
+    }
+  }
+  return found;
+}
+
+const kill = (pid: number, signal: NodeJS.Signals) => {
+  try {
+    if (pid) process.kill(pid, signal);
+  } catch {}
+};
+
+async function boot(target = "genapi-test.target", deadlineMs = BOOT_DEADLINE_MS): Promise<Machine> {
   const dir = tempDir("genapi-nspawn-");
   const logPath = join(dir, "console.log");
+  const name = `genapi-test-${crypto.randomUUID().slice(0, 8)}`;
+  const container = { name, pidNs: "", shutdown: () => shutdown() };
+  containers.push(container);
   // timeout(1) is the last resort should this test process die: it takes the container with it.
   const outer = Bun.spawn(
-    ["timeout", "-s", "KILL", "600", "unshare", "--mount", "--fork", "--kill-child", "bash", "-c", BOOT_SCRIPT, "boot", join(dir, "w"), root],
+    ["timeout", "-s", "KILL", "600", "unshare", "--mount", "--fork", "--kill-child", "bash", "-c", BOOT_SCRIPT, "boot", join(dir, "w"), root, BINARY, name, target],
     { stdin: "ignore", stdout: Bun.file(logPath), stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
   );
   const log = () => {
@@ -91,22 +149,34 @@ async function boot(): Promise<Machine> {
     }
   };
   // timeout -> unshare -> (bash exec'd as) systemd-nspawn -> the container's systemd
+  let unshare = 0;
   let nspawn = 0;
   let init = 0;
   for (let i = 0; i < 200 && !init; i++) {
     if (outer.exitCode !== null) break;
-    const unshare = childPids(outer.pid)[0];
+    unshare = childPids(outer.pid)[0] ?? 0;
     nspawn = unshare ? (childPids(unshare).find((pid) => comm(pid) === "systemd-nspawn") ?? 0) : 0;
     init = nspawn ? (childPids(nspawn).find((pid) => comm(pid) === "systemd") ?? 0) : 0;
     if (!init) await Bun.sleep(50);
   }
-  const shutdown = async () => {
-    if (nspawn) process.kill(nspawn, "SIGTERM"); // nspawn asks the container to power off
-    const exited = await Promise.race([outer.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
-    if (!exited) outer.kill("SIGKILL");
-    await outer.exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
+  container.pidNs = init ? pidNamespace(init) : "";
+  for (const pid of [init, nspawn, unshare, outer.pid]) if (pid) lastResort.add(pid);
+  let down: Promise<void> | undefined;
+  // Every way out (tests done, boot failed, boot never finished) comes through here, once.
+  const shutdown = () =>
+    (down ??= (async () => {
+      kill(nspawn, "SIGTERM"); // nspawn asks the container to power off
+      const exited = await Promise.race([outer.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
+      if (!exited) {
+        // Killing the container's init ends every process in its PID namespace; then the wrappers.
+        for (const pid of [init, nspawn, unshare]) kill(pid, "SIGKILL");
+        outer.kill("SIGKILL");
+      }
+      await outer.exited;
+      for (let i = 0; i < 100 && init && pidNamespace(init) !== "" && pidNamespace(init) === container.pidNs; i++) await Bun.sleep(50);
+      for (const pid of [init, nspawn, unshare, outer.pid]) lastResort.delete(pid);
+      rmSync(dir, { recursive: true, force: true });
+    })());
   if (!init) {
     const stderr = await Promise.race([new Response(outer.stderr).text(), Bun.sleep(1000).then(() => "")]);
     await shutdown();
@@ -117,15 +187,11 @@ async function boot(): Promise<Machine> {
     const proc = Bun.spawnSync([...enter, "-a", "-r", "-w", ...argv], { stdout: "pipe", stderr: "pipe", timeout: 30_000 });
     return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
   };
-  // systemctl fails until the container's systemd has opened its socket, then waits for the boot.
-  let booted = run(["systemctl", "is-system-running", "--wait"]);
-  for (let i = 0; i < 200 && booted.stderr.includes("Failed to connect to bus"); i++) {
-    await Bun.sleep(100);
-    booted = run(["systemctl", "is-system-running", "--wait"]);
-  }
-  if (!["running", "degraded"].includes(booted.stdout.trim())) {
+  try {
+    await waitForBoot(enter, performance.now() + deadlineMs);
+  } catch (error) {
     await shutdown();
-    throw new Error(`the container's systemd did not finish booting: ${booted.stdout}${booted.stderr}${log()}`);
+    throw new Error(`${(error as Error).message}\n${log()}`);
   }
   const fetchInside = async (url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => {
     // Only the network namespace is entered: this Bun and its files stay the host's.
@@ -138,7 +204,34 @@ async function boot(): Promise<Machine> {
   return { run, fetch: fetchInside, log, shutdown };
 }
 
-async function setUp(): Promise<{ machine?: Machine; skip?: string }> {
+/**
+ * `systemctl is-system-running --wait` semantics, with a deadline: `running` and `degraded` are a
+ * finished boot; `initializing`, `starting` and `offline` (systemctl cannot reach PID 1 yet, which
+ * it reports at once, --wait or not) are not final, so they are asked again; anything else
+ * (`maintenance`, `stopping`) or the deadline fails.
+ */
+async function waitForBoot(enter: string[], deadline: number): Promise<void> {
+  let last = "";
+  while (performance.now() < deadline) {
+    // timeout(1) runs inside: killing nsenter would leave systemctl holding the pipes open.
+    const seconds = String(Math.max(1, Math.ceil((deadline - performance.now()) / 1000)));
+    const proc = Bun.spawn([...enter, "-a", "-r", "-w", "timeout", "-s", "KILL", seconds, "systemctl", "is-system-running", "--wait"], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const state = out.trim();
+    if (state === "running" || state === "degraded") return;
+    last = state || err.trim() || "no answer";
+    if (state !== "" && !["initializing", "starting", "offline"].includes(state)) break;
+    await Bun.sleep(200);
+  }
+  // Cut at the deadline while still waiting: say where the boot stands now.
+  const now = Bun.spawnSync([...enter, "-a", "-r", "-w", "systemctl", "is-system-running"], { stdout: "pipe", timeout: 10_000 });
+  throw new Error(`the container's systemd did not finish booting: ${now.stdout.toString().trim() || last}`);
+}
+
+async function setUp(): Promise<{ machine?: Machine; skip?: string; failure?: Error }> {
   if (process.getuid?.() !== 0) return { skip: "booting systemd in a container needs root" };
   for (const command of ["unshare", "nsenter", "timeout"]) {
     if (!Bun.which(command)) return { skip: `${command} is missing` };
@@ -148,18 +241,25 @@ async function setUp(): Promise<{ machine?: Machine; skip?: string }> {
   const dbus = await ensureDebianCommand("dbus-daemon", "dbus");
   if (dbus.skip) return { skip: dbus.skip };
   await ensureBinary();
+  // From here on everything the test needs is present: a boot that fails is a failure, not a skip.
   try {
     return { machine: await boot() };
   } catch (error) {
-    return { skip: (error as Error).message };
+    return { failure: error as Error };
   }
 }
 
-const { machine, skip } = await setUp();
+const { machine, skip, failure } = await setUp();
 if (skip) console.warn(`skipping the systemd boot test: ${skip}`);
 
+// Whatever happened (a test failed or timed out half-way), no container outlives the file.
 afterAll(async () => {
-  await machine?.shutdown();
+  await shutdownAll();
+});
+
+test.skipIf(Boolean(skip))("the container's systemd finishes booting", () => {
+  if (failure) throw failure;
+  expect(machine).toBeDefined();
 });
 
 /** Waits until the service answers /healthz (Type=exec: "active" comes before listening). */
@@ -255,4 +355,25 @@ describe.skipIf(!machine)("genapi.service under a real systemd", () => {
     expect(m.run(["test", "-f", "/var/lib/private/genapi/genapi.db"]).code).toBe(0);
     expect(m.run(["cat", "/etc/genapi/genapi.env"]).stdout).toBe("GENAPI_FREE_DAILY_LIMIT=7\n");
   });
+});
+
+describe.skipIf(Boolean(skip))("every way out takes the container down", () => {
+  test("a boot that does not finish fails, and its container is gone", async () => {
+    const started = performance.now();
+    let error: Error | undefined;
+    await boot("genapi-test-hang.target", 8_000).then(
+      (m) => m.shutdown(),
+      (e) => (error = e),
+    );
+    // The oneshot never exits, so the boot stays where it was (initializing or starting).
+    expect(error?.message).toMatch(/^the container's systemd did not finish booting: (initializing|starting)\n/);
+    expect(performance.now() - started).toBeLessThan(60_000);
+    expect(containers.length).toBeGreaterThanOrEqual(2);
+  }, 90_000);
+
+  test("after the file's tests no process of its containers remains", async () => {
+    await shutdownAll();
+    expect(containers.length).toBeGreaterThan(0);
+    expect(leftovers()).toEqual([]);
+  }, 30_000);
 });
