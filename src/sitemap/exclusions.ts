@@ -21,11 +21,20 @@ export function emptyExclusionReport(): ExclusionReport {
   return { excluded, excluded_examples };
 }
 
-/** Counts `url` under `reason`, keeping it as an example while there is room. */
+/**
+ * Counts `url` under `reason`. The examples are the first URLs of the reason in sorted order, not
+ * the first met: pages finish in whatever order the network gives, and the same crawl (or a
+ * resumed job, or `genapi crawl` beside the API) must report the same examples.
+ */
 export function recordExclusion(report: ExclusionReport, reason: ExclusionReason, url: string): void {
   report.excluded[reason]++;
   const examples = report.excluded_examples[reason];
-  if (examples.length < MAX_EXAMPLES_PER_REASON) examples.push(url);
+  if (examples.length === MAX_EXAMPLES_PER_REASON && url >= examples[examples.length - 1]!) return;
+  if (examples.includes(url)) return;
+  let at = examples.length;
+  while (at > 0 && examples[at - 1]! > url) at--;
+  examples.splice(at, 0, url);
+  if (examples.length > MAX_EXAMPLES_PER_REASON) examples.pop();
 }
 
 /**
