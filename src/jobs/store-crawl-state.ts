@@ -235,7 +235,10 @@ export class StoreCrawlState implements CrawlState {
       this.facts.excluded = this.report_.excluded;
       this.facts.excludedExamples = this.report_.excluded_examples;
       const { urls: _, ...rows } = batch;
-      const held = await this.lease.checkpoint({ ...rows, progress: this.progress(), crawl: { ...this.facts } });
+      // A checkpoint that fails (the store down past its retries) must not leave a hole that later
+      // ones write around: this process stops, and the job continues from the last one written,
+      // here or elsewhere, once its lease runs out.
+      const held = await this.lease.checkpoint({ ...rows, progress: this.progress(), crawl: { ...this.facts } }).catch(() => false);
       this.writing = EMPTY;
       if (!held) {
         this.dead = true;

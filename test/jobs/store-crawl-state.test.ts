@@ -86,3 +86,56 @@ test("a page budget exactly the site's size lists every page: taken items count 
   const run = await runCrawl("http://site.test/", state, { ...defaultCrawlLimits, maxPages: size, concurrency: 8 }, { fetch, now: Date.now, userAgent: "genapi/1" });
   expect(run).toMatchObject({ urlsListed: size, truncated: false, stopped: null });
 });
+
+test("a checkpoint the store fails stops the crawl; continued from the last one written, it lists every page", async () => {
+  const size = 300;
+  const fetch = async (url: URL) => {
+    if (url.pathname === "/robots.txt") return new Response("", { status: 404 });
+    await Bun.sleep(1);
+    const i = url.pathname === "/" ? 0 : Number(/^\/p(\d+)$/.exec(url.pathname)?.[1] ?? -1);
+    if (!(i >= 0 && i < size)) return new Response("no", { status: 404 });
+    let links = '<a href="/">home</a>';
+    for (let c = 3 * i + 1; c <= 3 * i + 3 && c < size; c++) links += `<a href="/p${c}">x</a>`;
+    return new Response(links, { headers: { "content-type": "text/html" } });
+  };
+  const jobs = await sqliteStore();
+  const id = newJobId();
+  await jobs.create({ id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(10_000), callbackUrl: null, callbackSecret: null, createdAt: "x" }, 10);
+  await jobs.claim("A", Date.now(), 600_000, "x");
+  const stop = new AbortController();
+  let checkpoints = 0;
+  const failing = new StoreCrawlState(
+    jobs,
+    id,
+    {
+      checkpoint: async (batch) => {
+        if (++checkpoints === 4) throw new Error("the database is unreachable");
+        return jobs.checkpoint(id, "A", Date.now(), 600_000, batch);
+      },
+      lost: () => stop.abort(),
+      elapsedMs: () => 0,
+      progress: () => {},
+    },
+    { flushPages: 10, flushMs: 60_000, cacheSize: 1_000, windowSize: 50, expectedUrls: 1_000 },
+  );
+  const limits = { ...defaultCrawlLimits, maxPages: 10_000, concurrency: 4 };
+  const deps = { fetch, now: Date.now, userAgent: "genapi/1" };
+  const first = await runCrawl("http://site.test/", failing, limits, deps, { signal: stop.signal });
+  expect(first.stopped).toBe("aborted");
+  const written = await jobs.countEntries(id);
+  expect(written).toBeGreaterThan(0);
+  expect(written).toBeLessThan(size);
+
+  const again = new StoreCrawlState(
+    jobs,
+    id,
+    { checkpoint: (batch) => jobs.checkpoint(id, "A", Date.now(), 600_000, batch), lost: () => {}, elapsedMs: () => 0, progress: () => {} },
+    { flushPages: 10, flushMs: 60_000, cacheSize: 1_000, windowSize: 50, expectedUrls: 1_000 },
+  );
+  const second = await runCrawl("http://site.test/", again, limits, deps);
+  expect(second).toMatchObject({ stopped: null, truncated: false });
+  const listed: string[] = [];
+  for await (const entry of again.entries()) listed.push(entry.loc);
+  expect(listed.length).toBe(size);
+  expect(new Set(listed).size).toBe(size);
+});
