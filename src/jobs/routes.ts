@@ -236,7 +236,11 @@ export const jobRoutes = (deps: JobsDeps) => {
       "/api/jobs/:id/events",
       ({ request, params }) =>
         guard("GET /api/jobs/:id/events", async () => {
-          const job = await ownJob(request, params.id);
+          // A browser's EventSource cannot send headers: it may name the key in `api_key` instead
+          // (the request log never records query strings).
+          const queryKey = new URL(request.url).searchParams.get("api_key");
+          const keyed = request.headers.has("x-api-key") || !queryKey ? request : new Request(request.url, { headers: { "x-api-key": queryKey } });
+          const job = await ownJob(keyed, params.id);
           if (job instanceof Response) return job;
           return jobEvents(jobView(job), {
             load: async () => {
@@ -252,10 +256,15 @@ export const jobRoutes = (deps: JobsDeps) => {
         }),
       {
         params: idParam,
+        query: t.Object({
+          api_key: t.Optional(t.String({ description: "The API key, for clients that cannot send X-API-Key (a browser's EventSource)." })),
+        }),
         detail: {
           ...secured,
           summary: "Watch a job (Server-Sent Events)",
-          description: "`curl -N`, a browser's EventSource or Swagger UI. Finished jobs get their `done` event at once.",
+          description:
+            "`curl -N`, a browser's EventSource (which cannot send headers: pass the key as `?api_key=`) or Swagger UI. " +
+            "Finished jobs get their `done` event at once.",
           responses: eventsResponses,
         },
       },
