@@ -2,11 +2,19 @@
 // harness: initdb in a temp dir owned by `postgres` (PostgreSQL refuses to run as root), a free
 // loopback port, one database per call, the cluster stopped and removed when the process exits.
 import { SQL } from "bun";
-import { chownSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const BIN = "/usr/lib/postgresql/15/bin";
+/** Debian's server binaries, newest major version first (13 or newer). */
+function serverBin(): string {
+  const versions = readdirSync("/usr/lib/postgresql", { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join("/usr/lib/postgresql", entry.name, "bin/initdb")))
+    .map((entry) => Number(entry.name))
+    .sort((a, b) => b - a);
+  if (versions.length === 0) throw new Error("PostgreSQL is not installed (Debian: apt-get install postgresql)");
+  return join("/usr/lib/postgresql", String(versions[0]), "bin");
+}
 
 function freePort(): number {
   const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -36,6 +44,7 @@ function start(): Promise<string> {
   return (cluster ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), "genapi-jobs-pg-"));
     if (process.getuid?.() === 0) chownSync(dir, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString()), Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString()));
+    const BIN = serverBin();
     const data = join(dir, "data");
     const port = freePort();
     asPostgres([`${BIN}/initdb`, "-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
