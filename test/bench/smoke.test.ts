@@ -56,7 +56,8 @@ describe("bench harness, smoke mode", () => {
 
       const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
       expect(results.mode).toBe("smoke");
-      expect(results.sections.map((s) => s.id)).toEqual(["startup", "password", "quota", "crawl"]);
+      // Every registered section runs (others register theirs beside these).
+      expect(results.sections.map((s) => s.id)).toEqual(expect.arrayContaining(["startup", "password", "quota", "crawl", "jobs"]));
       for (const section of results.sections) expect({ id: section.id, error: section.error }).toEqual({ id: section.id, error: undefined });
       // Missing tools are reported, never fatal; a tool that is there must have worked.
       for (const tool of results.tools) expect(["ok", "not installed"]).toContain(tool.status);
@@ -75,6 +76,11 @@ describe("bench harness, smoke mode", () => {
       // Start-up always runs (no outside tool): genapi's row has its figures.
       const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
       expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
+
+      // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, with RSS samples for the chart.
+      const jobs = results.sections.find((s) => s.id === "jobs")!;
+      expect(jobs.checks.map((c) => c.passed)).toEqual([true]);
+      expect(jobs.series?.[0]?.points.length).toBeGreaterThan(0);
 
       const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
       for (const heading of ["## Targets", "## Machine and tools", "## 1. Password endpoint", "## 2. Crawl throughput", "## 3. Start-up", "## 4. Quota admission"]) {
