@@ -38,6 +38,34 @@ export class IncompleteBodyError extends BodyReadError {
 }
 
 /**
+ * Body reads under way, each with its deadline. One sweep every SWEEP_MS cancels the late ones (a
+ * cancelled reader's pending read resolves as done): no timer or promise per request, which on
+ * the /api.php hot path cost more than the read of a small body itself.
+ */
+interface Watched {
+  deadline: number;
+  expired: boolean;
+  reader: { cancel(): Promise<void> };
+}
+const SWEEP_MS = 250;
+const watched = new Set<Watched>();
+let sweeper: Timer | undefined;
+
+function sweep() {
+  const now = performance.now();
+  for (const read of watched) {
+    if (read.deadline > now) continue;
+    read.expired = true;
+    watched.delete(read);
+    read.reader.cancel().catch(() => {});
+  }
+  if (watched.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/**
  * Reads at most `limit` bytes of the body within `deadlineMs`; throws PayloadTooLargeError beyond
  * the limit, BodyTimeoutError past the deadline, IncompleteBodyError when the connection closes.
  */
@@ -48,38 +76,28 @@ export async function readBodyBytes(request: Request, limit: number, deadlineMs 
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  // The timer is armed only when a read has to wait: a body already received (the usual case on
-  // the /api.php hot path) costs no timer.
-  const deadline = performance.now() + deadlineMs;
-  let timer: Timer | undefined;
-  let expired: Promise<never> | undefined;
+  const read: Watched = { deadline: performance.now() + deadlineMs, expired: false, reader };
+  watched.add(read);
+  sweeper ??= setInterval(sweep, Math.min(SWEEP_MS, deadlineMs)).unref();
   try {
     for (;;) {
-      const pending = reader.read();
-      let chunk: Awaited<typeof pending>;
-      if (Bun.peek.status(pending) === "fulfilled") {
-        chunk = Bun.peek(pending) as Awaited<typeof pending>;
-      } else {
-        expired ??= new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new BodyTimeoutError(deadlineMs)), Math.max(0, deadline - performance.now()));
-        });
-        chunk = await Promise.race([pending, expired]);
+      const { done, value } = await reader.read();
+      if (read.expired) throw new BodyTimeoutError(deadlineMs);
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        await reader.cancel().catch(() => {});
+        throw new PayloadTooLargeError(limit);
       }
-      if (chunk.done) break;
-      total += chunk.value.byteLength;
-      if (total > limit) throw new PayloadTooLargeError(limit);
-      chunks.push(chunk.value);
+      chunks.push(value);
     }
   } catch (error) {
-    if (error instanceof PayloadTooLargeError || error instanceof BodyTimeoutError) {
-      await reader.cancel().catch(() => {});
-      throw error;
-    }
+    if (error instanceof PayloadTooLargeError || error instanceof BodyTimeoutError) throw error;
     // Bun rejects a read with an AbortError when the connection closes mid-body.
     if ((error as Error)?.name === "AbortError") throw new IncompleteBodyError();
     throw error;
   } finally {
-    clearTimeout(timer);
+    watched.delete(read);
   }
   return Buffer.concat(chunks);
 }
