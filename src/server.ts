@@ -95,7 +95,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
         return handle(routableRequest(request));
       },
       error(error) {
-        io.stderr(`genapi: unhandled error: ${error.stack ?? error}`);
+        io.stderr(`genapi: unhandled error: ${error.stack || `${error.name}: ${error.message}`}\n`);
         return Response.json({ success: false, message: "Internal server error." }, { status: 500 });
       },
     });
