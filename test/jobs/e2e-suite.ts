@@ -17,8 +17,16 @@ export interface Backend {
 }
 
 export function describeJobs(backend: Backend) {
-  const start = (store: string, args: string[] = []) =>
-    startBinary({ dbPath: store, args: ["--allow-private-targets", ...args] });
+  // Servers a failed test left running are killed at the end (bun test runs no exit handlers).
+  const started: RunningBinary[] = [];
+  afterAll(() => {
+    for (const server of started) if (server.proc.exitCode === null) server.proc.kill("SIGKILL");
+  });
+  const start = async (store: string, args: string[] = []) => {
+    const server = await startBinary({ dbPath: store, args: ["--allow-private-targets", ...args] });
+    started.push(server);
+    return server;
+  };
 
   describe(`jobs on ${backend.name}: endpoints`, () => {
     let site: GeneratedSite;
@@ -294,6 +302,7 @@ export function describeJobs(backend: Backend) {
       const store = await backend.store();
       const key = await createKey(store);
       const server = await startBinary({ dbPath: store, args: ["--allow-target", `127.0.0.1:${new URL(site.url).port}`] });
+      started.push(server);
       const id = (await json(await createJob(server, key, { url: `${site.url}/`, callback_url: `${hook.url}/hook` }))).data.id;
       expect((await waitForJob(server, key, id)).status).toBe("succeeded");
       await Bun.sleep(1_500);
