@@ -174,6 +174,7 @@ const error = (description: string, message: string, headers: ResponseHeaders = 
 });
 
 const unauthorized = error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.");
+const storeDown = error("The database is busy or unreachable; nothing was counted or changed.", "Service temporarily unavailable: the database is unreachable.", retryAfter);
 const notFound = error("No job with this id for this key.", "Job not found.");
 const json = (description: string, schema: ReturnType<typeof t.Object>, example: unknown, headers: ResponseHeaders = {}) => ({
   description,
@@ -194,9 +195,14 @@ export const createJobResponses = {
   ),
   400: error("Bad body, invalid URL or option, or a target address that is not allowed.", "Invalid URL. Provide a full URL that includes http:// or https://."),
   401: unauthorized,
+  408: error("The body did not arrive in time.", "Request body did not arrive within 10 s."),
   413: error("Body over 16 KiB.", "Request body is larger than 16 KiB."),
   429: error("Daily quota used up.", "API rate limit exceeded (5 requests per day). Please contact us for premium access.", retryAfter),
-  503: error("Too many jobs waiting; the request did not count.", "The service is busy: too many sitemap jobs are waiting. Try again later.", retryAfter),
+  503: error(
+    "Too many jobs waiting, or the database busy or unreachable; the request did not count.",
+    "The service is busy: too many sitemap jobs are waiting. Try again later.",
+    retryAfter,
+  ),
 } satisfies Responses;
 
 export const listJobsResponses = {
@@ -207,12 +213,14 @@ export const listJobsResponses = {
   ),
   400: error("Bad limit or cursor.", "limit must be an integer from 1 to 100."),
   401: unauthorized,
+  503: storeDown,
 } satisfies Responses;
 
 export const getJobResponses = {
   200: json("The job.", envelope("Job found.", JobModel), { success: true, message: "Job found.", data: exampleFinishedJob }),
   401: unauthorized,
   404: notFound,
+  503: storeDown,
 } satisfies Responses;
 
 export const deleteJobResponses = {
@@ -223,6 +231,7 @@ export const deleteJobResponses = {
   ),
   401: unauthorized,
   404: notFound,
+  503: storeDown,
 } satisfies Responses;
 
 export const eventsResponses = {
@@ -238,6 +247,7 @@ export const eventsResponses = {
   },
   401: unauthorized,
   404: notFound,
+  503: storeDown,
 } satisfies Responses;
 
 const xml = (description: string, example: string) => ({
@@ -254,6 +264,7 @@ export const sitemapResponses = {
   401: unauthorized,
   404: notFound,
   409: error("The job has not succeeded (yet).", "Job q7Yc0JxkS1uQm3n2V5rT8w is running."),
+  503: storeDown,
 } satisfies Responses;
 
 export const partResponses = {
@@ -263,4 +274,5 @@ export const partResponses = {
   ),
   401: unauthorized,
   404: error("No such job for this key, or no such part.", "Job not found."),
+  503: storeDown,
 } satisfies Responses;
