@@ -6,9 +6,6 @@ import type { ClaimedJob, JobStore } from "./job-store.ts";
 import type { CrawlEnd, JobControl } from "./runner.ts";
 import { defaultStoreStateOptions, StoreCrawlState, type StoreStateOptions } from "./store-crawl-state.ts";
 
-/** How often the engine reports its page count to the state (and so to progress and checkpoints). */
-const PROGRESS_EVERY_MS = 250;
-
 export interface JobCrawlDeps {
   store: JobStore;
   owner: string;
@@ -46,10 +43,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       const run = await runCrawl(job.url, state, limits, deps.crawl, {
         signal: control.signal,
         crawl: job.options,
-        onProgress: (progress) => state.observe(progress.pagesCrawled),
-        progressEveryMs: PROGRESS_EVERY_MS,
       });
-      state.observe(run.pagesCrawled);
       await state.flush();
       return { ok: true, truncated: run.truncated, progress: state.progress() };
     } catch (error) {

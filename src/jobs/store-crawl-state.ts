@@ -160,6 +160,7 @@ export class StoreCrawlState implements CrawlState {
       excludedExamples: {},
     });
     if (page.start !== undefined) facts.url = page.start;
+    facts.pagesCrawled += page.pages;
     if (page.done) {
       this.pending.done.push(page.done.url);
       facts.queued--;
@@ -213,14 +214,6 @@ export class StoreCrawlState implements CrawlState {
     this.lease.progress(this.progress());
     if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
     return { dropped, queued: this.waiting };
-  }
-
-  /**
-   * The engine's own count of page requests (its progress reports): each record's `pages` is
-   * measured across requests of other pages running at the same time, so their sum overcounts.
-   */
-  observe(pagesCrawled: number): void {
-    if (this.facts) this.facts.pagesCrawled = Math.max(this.facts.pagesCrawled, pagesCrawled);
   }
 
   /** Writes what is pending as one checkpoint (after any checkpoint already being written). */

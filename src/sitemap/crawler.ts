@@ -335,7 +335,8 @@ class Crawl {
   private async crawlOne(item: FrontierItem): Promise<void> {
     const claimed: string[] = [];
     const excluded: { reason: ExclusionReason; url: string }[] = [];
-    const pagesBefore = this.pagesCrawled;
+    // This item's own requests: other items fetch meanwhile, so the shared counter cannot tell.
+    let pages = 0;
     let followed;
     try {
       followed = await followHops<Answer>(
@@ -358,7 +359,10 @@ class Crawl {
           },
           refusedIsFatal: () => false,
         },
-        (url) => this.fetchHop(url),
+        (url) => {
+          pages++;
+          return this.fetchHop(url);
+        },
       );
     } catch (err) {
       // A stopped crawl: the item is not recorded, so a resumed crawl takes it again.
@@ -369,7 +373,6 @@ class Crawl {
       throw err;
     }
     for (const url of followed.chain) excluded.push({ reason: "redirect", url });
-    const pages = this.pagesCrawled - pagesBefore;
     if (followed.kind === "stopped") {
       if (followed.reason === "out of budget") this.truncated = true;
       if (followed.refused) excluded.push({ reason: "failed", url: followed.url });

@@ -52,6 +52,8 @@ export function describeCrawlState(name: string, open: OpenState): void {
       expect(locs).toHaveLength(60 - 6 + 1); // p0..p59 less the 6 noindex ones, plus "/"
       const report = await state.report();
       expect(report.excluded).toMatchObject({ noindex: 6, redirect: 60, robots: 1 });
+      // The state counts each page request once, as the engine does, however many run at once.
+      expect((await state.resume())?.pagesCrawled).toBe(run.pagesCrawled);
     });
 
     test("stopped mid-crawl and resumed from a reopened state, it lists what an uninterrupted crawl lists", async () => {
