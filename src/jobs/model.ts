@@ -1,7 +1,7 @@
 // The job object of the contract's "Crawl jobs" section and the request/response schemas of the
 // job endpoints, for the OpenAPI document (with examples).
 import { t } from "elysia";
-import type { CrawlOptions } from "../sitemap/crawl-options.ts";
+import { defaultCrawlOptions, type CrawlOptions } from "../sitemap/crawl-options.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
@@ -122,16 +122,7 @@ export const JobRequestModel = t.Object(
   { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
 );
 
-const exampleOptions = {
-  max_pages: 20000,
-  max_depth: null,
-  include: [],
-  exclude: [],
-  ignore_query_params: [],
-  sitemaps_from_robots: false,
-  alternates: false,
-  images: false,
-};
+const exampleOptions = defaultCrawlOptions(20000);
 
 export const exampleJob = {
   id: "q7Yc0JxkS1uQm3n2V5rT8w",

@@ -1,23 +1,14 @@
 // The crawler against fixture websites served on loopback, through Bun's real fetch.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/sitemap/crawler.ts";
 import { CrawlFailedError } from "../../src/sitemap/errors.ts";
-import { serveSite, type Route, type Site } from "../support/site.ts";
+import { serveSite, sitesStoppedAfterEach, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
 /** One hop through global fetch: what guarded-fetch.ts does, minus the address check. */
 const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
 
-const sites: Site[] = [];
-afterEach(async () => {
-  await Promise.all(sites.splice(0).map((site) => site.stop()));
-});
-
-async function serve(routes: Record<string, Route>): Promise<Site> {
-  const site = await serveSite(routes);
-  sites.push(site);
-  return site;
-}
+const serve = sitesStoppedAfterEach();
 
 /** Crawls the site; every sitemap it produces must validate against the sitemaps.org schema. */
 const crawl = async (site: Site, limits: Partial<CrawlLimits> = {}, path = "/") => {

@@ -1,19 +1,11 @@
 // sitemaps_from_robots: reading the sitemaps robots.txt names, bounded like pages, over loopback.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createRequester, type HopFetcher } from "../../src/sitemap/request.ts";
 import { defaultSitemapReadLimits, readRobotsSitemaps, type SitemapReadLimits } from "../../src/sitemap/robots-sitemaps.ts";
-import { serveSite, type Route, type Site } from "../support/site.ts";
+import { sitesStoppedAfterEach, type Site } from "../support/site.ts";
 
 const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
-const sites: Site[] = [];
-afterEach(async () => {
-  await Promise.all(sites.splice(0).map((site) => site.stop()));
-});
-async function serve(routes: Record<string, Route>): Promise<Site> {
-  const site = await serveSite(routes);
-  sites.push(site);
-  return site;
-}
+const serve = sitesStoppedAfterEach();
 
 const xml = (body: string) => new Response(body, { headers: { "content-type": "application/xml" } });
 const urlset = (...locs: string[]) =>

@@ -1,23 +1,15 @@
 // The crawl options and the exclusion report against fixture sites served on loopback, through Bun's
 // real fetch: exact listed sets, exact reports, the requests each option allows, and every sitemap
 // validated against the sitemaps.org schema (with the image and xhtml schemas when those are on).
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { defaultCrawlOptions, type CrawlOptions } from "../../src/sitemap/crawl-options.ts";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult, type HopFetcher } from "../../src/sitemap/crawler.ts";
 import { NothingListedError } from "../../src/sitemap/errors.ts";
-import { serveSite, type Route, type Site } from "../support/site.ts";
+import { sitesStoppedAfterEach, type Route, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
 const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
-const sites: Site[] = [];
-afterEach(async () => {
-  await Promise.all(sites.splice(0).map((site) => site.stop()));
-});
-async function serve(routes: Record<string, Route>): Promise<Site> {
-  const site = await serveSite(routes);
-  sites.push(site);
-  return site;
-}
+const serve = sitesStoppedAfterEach();
 
 /** Crawls the site with `options` and checks its sitemap against the schemas. */
 async function crawl(site: Site, options: Partial<CrawlOptions> = {}, limits: Partial<CrawlLimits> = {}, path = "/"): Promise<CrawlResult> {

@@ -1,4 +1,5 @@
 // A fixture website on an ephemeral loopback port that records every request it receives.
+import { afterEach } from "bun:test";
 
 /** An HTML string (200, text/html), a Response (cloned per request), or a handler. */
 export type Route = string | Response | ((req: Request) => Response | Promise<Response>);
@@ -10,6 +11,21 @@ export interface Site {
   /** Every request as the server saw it: its absolute URL, whose host comes from the Host header. */
   requests: string[];
   stop(): Promise<void>;
+}
+
+/**
+ * A `serve` for one test file: every site it starts is stopped after each test (call at top level).
+ */
+export function sitesStoppedAfterEach(): (routes: Record<string, Route>) => Promise<Site> {
+  const sites: Site[] = [];
+  afterEach(async () => {
+    await Promise.all(sites.splice(0).map((site) => site.stop()));
+  });
+  return async (routes) => {
+    const site = await serveSite(routes);
+    sites.push(site);
+    return site;
+  };
 }
 
 /**
