@@ -13,6 +13,8 @@ export interface Binaries {
   bytecode?: string;
   bytecodeError?: string;
   ceiling: string;
+  /** The fair ceiling: a bare Bun.serve doing /api.php's own work (fair-ceiling-server.ts). */
+  fairCeiling: string;
   buildCommand: string;
 }
 
@@ -27,14 +29,15 @@ export function buildBinaries(dir: string, genapi?: string): Binaries {
     const message = (error as Error).message;
     bytecodeError = /error: [^/]*/.exec(message)?.[0].trim() ?? message;
   }
-  run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out("ceiling"), "scripts/bench/ceiling-server.ts"], {
-    cwd: ROOT,
-  });
+  for (const [name, source] of [["ceiling", "ceiling-server.ts"], ["fair-ceiling", "fair-ceiling-server.ts"]]) {
+    run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/${source}`], { cwd: ROOT });
+  }
   return {
     genapi: genapi ?? out("genapi"),
     bytecode: bytecodeError === undefined ? out("genapi-bytecode") : undefined,
     bytecodeError,
     ceiling: out("ceiling"),
+    fairCeiling: out("fair-ceiling"),
     buildCommand: "bun scripts/build.ts [--bytecode] --outfile ...",
   };
 }

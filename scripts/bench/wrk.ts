@@ -77,19 +77,20 @@ export async function alternating<T>(
   first: (seconds?: number) => Promise<T>,
   second: (seconds?: number) => Promise<T>,
 ): Promise<[T[], T[]]> {
-  await first(1);
-  await second(1);
-  const a: T[] = [];
-  const b: T[] = [];
+  const [a, b] = await rotating(runs, log, [first, second]);
+  return [a!, b!];
+}
+
+/** As `alternating`, for any number of subjects: run r starts with subject r mod n. */
+export async function rotating<T>(runs: number, log: (run: number) => void, subjects: ((seconds?: number) => Promise<T>)[]): Promise<T[][]> {
+  for (const subject of subjects) await subject(1);
+  const results: T[][] = subjects.map(() => []);
   for (let r = 0; r < runs; r++) {
     log(r);
-    if (r % 2 === 0) {
-      a.push(await first());
-      b.push(await second());
-    } else {
-      b.push(await second());
-      a.push(await first());
+    for (let k = 0; k < subjects.length; k++) {
+      const i = (r + k) % subjects.length;
+      results[i]!.push(await subjects[i]!());
     }
   }
-  return [a, b];
+  return results;
 }
