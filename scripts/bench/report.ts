@@ -4,7 +4,15 @@ import type { BenchResults, Cell, Row, SectionResult, Table, Target } from "./re
 
 const ORDER: SectionResult["id"][] = ["password", "crawl", "crawl-cli", "startup", "quota", "jobs"];
 
-export function renderReport(results: BenchResults): string {
+/** A chart file written beside the report (scripts/bench/charts.ts), shown under its section. */
+export interface ChartRef {
+  section: SectionResult["id"];
+  /** Relative to the report. */
+  path: string;
+  title: string;
+}
+
+export function renderReport(results: BenchResults, charts: ChartRef[] = []): string {
   const { machine } = results;
   const sections = ORDER.flatMap((id) => results.sections.filter((s) => s.id === id));
   const targets = sections.flatMap((s) => s.targets);
@@ -32,7 +40,7 @@ export function renderReport(results: BenchResults): string {
     ...results.tools.map((tool) => `| ${tool.label} | ${tool.version ?? ""} | ${tool.status === "ok" ? "installed" : (tool.note ?? tool.status)} |`),
     "",
   ];
-  sections.forEach((section, i) => lines.push(...renderSection(section, i + 1)));
+  sections.forEach((section, i) => lines.push(...renderSection(section, i + 1, charts.filter((c) => c.section === section.id))));
   return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
 }
 
@@ -41,10 +49,11 @@ function targetLine(target: Target): string {
   return `| ${target.label} | ${target.goal} | ${target.measured} | ${met} |`;
 }
 
-function renderSection(section: SectionResult, number: number): string[] {
+function renderSection(section: SectionResult, number: number, charts: ChartRef[] = []): string[] {
   const lines = [`## ${number}. ${section.title}`, ""];
   if (section.error) return [...lines, "The section failed:", "", "```", section.error, "```", ""];
   for (const table of section.tables) lines.push(...renderTable(table));
+  if (charts.length > 0) lines.push(charts.map((chart) => `![${chart.title}](${chart.path})`).join("\n"), "");
   if (section.checks.length > 0) {
     lines.push("Checks:", "");
     for (const check of section.checks) lines.push(`- ${check.passed ? "passed" : "**FAILED**"}: ${check.label} (${check.detail})`);

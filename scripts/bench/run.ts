@@ -17,6 +17,7 @@ import { jobsBench } from "./jobs.ts";
 import { passwordBench } from "./password.ts";
 import { CORES, run } from "./proc.ts";
 import { quotaBench } from "./quota.ts";
+import { charts } from "./charts.ts";
 import { renderReport } from "./report.ts";
 import type { BenchResults, Machine, SectionResult } from "./results.ts";
 import { BUN, buildBinaries, ROOT } from "./servers.ts";
@@ -85,7 +86,14 @@ try {
     sections,
   };
   const out = values.out ?? (values.smoke ? join(workDir, "BENCHMARKS.md") : join(ROOT, "BENCHMARKS.md"));
-  writeFileSync(out, renderReport(results));
+  // Charts from the same figures, as SVG files beside the report (docs/bench/ in the repository).
+  const chartRefs = charts(results).map((chart) => {
+    const path = `docs/bench/${chart.file}`;
+    mkdirSync(join(dirname(out), "docs/bench"), { recursive: true });
+    writeFileSync(join(dirname(out), path), chart.svg);
+    return { section: chart.section, path, title: chart.title };
+  });
+  writeFileSync(out, renderReport(results, chartRefs));
   // The full run keeps its raw figures beside the harness (git-ignored) for later comparison.
   const json = values.json ?? (values.smoke ? undefined : join(import.meta.dir, "out/results.json"));
   if (json) {

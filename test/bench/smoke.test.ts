@@ -87,6 +87,9 @@ describe("bench harness, smoke mode", () => {
         expect(report).toContain(heading);
       }
       expect(report).toContain(`| ${results.machine.nproc} | ${results.machine.cpuModel} |`);
+      // The crawl's bar charts are SVG files beside the report, embedded in it (scripts/bench/charts.ts).
+      expect(report).toContain("![Crawl pages/s against the peers (higher is better)](docs/bench/crawl-pages-per-second.svg)");
+      expect(readFileSync(join(out, "docs/bench/crawl-pages-per-second.svg"), "utf8")).toStartWith("<svg xmlns=");
     },
     60_000,
   );
