@@ -75,8 +75,8 @@ export function defaultDbPath(env: Env): string {
 export const dbOption: OptionSpec<string> = {
   flag: "db",
   env: ["GENAPI_DB"],
-  value: "PATH",
-  help: "SQLite database file (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd)",
+  value: "PATH|URL",
+  help: "SQLite database file (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd), or a postgresql:// URL shared by several instances",
   fallback: defaultDbPath,
   parse: nonEmpty,
 };

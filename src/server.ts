@@ -44,7 +44,12 @@ export class ListenError extends Error {}
 
 /** Opens the store (StoreOpenError when it cannot be), then listens (ListenError). */
 export async function startServer(config: ServeConfig, io: ServerIo): Promise<RunningServer> {
-  const store = await openStore(config.dbPath, { purpose: "serve", log: (line) => io.stderr(`${line}\n`) });
+  // While PostgreSQL is still unreachable at start: a log line on stdout, so stderr keeps the one
+  // line that says why serve gave up, if it does.
+  const store = await openStore(config.dbPath, {
+    purpose: "serve",
+    log: (msg) => io.stdout(JSON.stringify({ time: new Date().toISOString(), msg }) + "\n"),
+  });
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
   const clientIp = (request: Request) => peers.get(request) ?? "unknown";

@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "../../src/db/open-store.ts";
-import { createDatabase } from "../../test/jobs/postgres-cluster.ts";
+import { createDatabase } from "../../test/support/postgres.ts";
 import type { Context } from "./context.ts";
 import { freePort } from "./proc.ts";
 import { missing, ratios, row, summarize, type Row, type SectionResult, type Summary } from "./results.ts";

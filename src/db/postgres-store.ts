@@ -131,7 +131,7 @@ export async function openPostgresStore(spec: string, options: OpenOptions): Pro
         await sql.close({ timeout: 0 }).catch(() => {});
         throw new StoreOpenError(`cannot open database ${shown}: ${reason}`);
       }
-      if (attempt === 1) options.log?.(`genapi: database ${shown} unreachable (${reason}); retrying for up to ${retryFor / 1000} s`);
+      if (attempt === 1) options.log?.(`database ${shown} unreachable (${reason}); retrying for up to ${retryFor / 1000} s`);
       await Bun.sleep(500);
     }
   }

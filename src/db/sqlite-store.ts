@@ -2,7 +2,8 @@
 // stop the whole event loop: the serving connection waits 0 ms in SQLite and retries a busy
 // statement asynchronously instead, up to STORE_WAIT_MS, then answers 503 (StoreUnavailableError).
 import type { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
+import { statfsSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import type { SqliteAccess } from "../jobs/sqlite-job-store.ts";
 import { createSqliteJobStore, sqliteJobsMigration } from "../jobs/sqlite-job-store.ts";
 import { authenticate, createKey, listKeys, revokeKey } from "../keys/key-store.ts";
@@ -64,6 +65,24 @@ function openFailure(path: string, error: unknown): StoreOpenError {
   return new StoreOpenError(`cannot open database ${path}: ${reason}`);
 }
 
+/** Below this much free space a write may fail with SQLITE_FULL (WAL frames, a new page or two). */
+const MIN_FREE_BYTES = 1024 * 1024;
+
+/**
+ * Room to write next to the file. A rolled-back write never reaches the disk in WAL mode (its
+ * pages stay in the cache), so it cannot tell a full disk; the file system's free space can.
+ * Root may use the blocks reserved for it; anyone else only the available ones.
+ */
+function hasRoomToWrite(path: string): boolean {
+  try {
+    const fs = statfsSync(dirname(path));
+    const blocks = process.getuid?.() === 0 ? fs.bfree : fs.bavail;
+    return Number(blocks) * Number(fs.bsize) >= MIN_FREE_BYTES;
+  } catch {
+    return false;
+  }
+}
+
 /** Identity of the file opened, to notice a file deleted or replaced under the server. */
 function fileId(path: string): string | null {
   try {
@@ -108,7 +127,7 @@ export function createSqliteStore(db: Database, path: string, waitMs = STORE_WAI
     async ready() {
       // What requests need: the file still the one opened, its pages readable, and a write lock
       // and a write that are then rolled back.
-      if (opened !== null && fileId(path) !== opened) return false;
+      if (opened !== null && (fileId(path) !== opened || !hasRoomToWrite(path))) return false;
       try {
         await write((d) => {
           d.exec("BEGIN IMMEDIATE");

@@ -69,7 +69,8 @@ export interface OpenOptions {
   purpose: "serve" | "cli";
   /** PostgreSQL: how long `serve` keeps retrying the first connection (ms). */
   connectRetryMs?: number;
-  log?: (line: string) => void;
+  /** Progress worth telling an operator (the start-up retry); one message, no newline. */
+  log?: (message: string) => void;
 }
 
 export function isPostgresUrl(spec: string): boolean {

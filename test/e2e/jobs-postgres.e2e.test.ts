@@ -3,7 +3,7 @@
 // the two-instance and kill -9 tests with several genapi processes sharing it.
 import { afterAll } from "bun:test";
 import { describeJobs } from "../jobs/e2e-suite.ts";
-import { createDatabase, stopCluster } from "../jobs/postgres-cluster.ts";
+import { createDatabase, stopCluster } from "../support/postgres.ts";
 
 afterAll(() => stopCluster());
 

@@ -9,7 +9,7 @@ import { newJobId, type JobStore, type NewJob } from "../../src/jobs/job-store.t
 import { createPostgresJobStore, postgresJobsMigration } from "../../src/jobs/postgres-job-store.ts";
 import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
-import { createDatabase, stopCluster } from "./postgres-cluster.ts";
+import { createDatabase, stopCluster } from "../support/postgres.ts";
 
 const progress = (pages: number) => ({ pages_crawled: pages, pages_queued: 0, urls_listed: 0, elapsed_ms: pages * 10 });
 const facts = { url: "http://site.test/", truncated: false, pagesCrawled: 1, urlsListed: 1, queued: 2, excluded: {}, excludedExamples: {} };

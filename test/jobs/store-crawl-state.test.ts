@@ -13,7 +13,7 @@ import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
 import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
 import { defaultCrawlLimits, runCrawl } from "../../src/sitemap/crawler.ts";
 import { describeCrawlState } from "../support/crawl-state-conformance.ts";
-import { createDatabase, stopCluster } from "./postgres-cluster.ts";
+import { createDatabase, stopCluster } from "../support/postgres.ts";
 
 const closers: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
