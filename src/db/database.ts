@@ -3,7 +3,11 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { migrations as allMigrations, type Migration } from "./migrations.ts";
 
-/** How long a writer waits for another process's lock before giving up (ms). */
+/**
+ * How long a writer waits for another process's lock before giving up (ms): for the `keys`
+ * commands and migrations at start. The serving connection sets 0 and waits asynchronously
+ * instead (sqlite-store.ts), since a wait inside SQLite would stop the event loop.
+ */
 const BUSY_TIMEOUT_MS = 5000;
 
 /**
@@ -33,15 +37,5 @@ export function migrate(db: Database, migrations: Migration[]): void {
       db.exec(step.sql);
       db.exec(`PRAGMA user_version = ${step.version}`);
     }).immediate();
-  }
-}
-
-/** True when the database answers a trivial query (for /readyz). */
-export function isDatabaseUsable(db: Database): boolean {
-  try {
-    db.query("SELECT 1").get();
-    return true;
-  } catch {
-    return false;
   }
 }
