@@ -13,6 +13,8 @@ export interface AppDeps {
   sitemap: SitemapDeps;
   /** The job endpoints (src/jobs/routes.ts), when the server runs them. */
   jobs?: AnyElysia;
+  /** GET /metrics (src/metrics/routes.ts), when the server keeps metrics. */
+  metrics?: AnyElysia;
 }
 
 /** Headers that browsers may read from cross-origin responses. */
@@ -47,7 +49,8 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes(deps.isReady))
     .use(passwordRoutes)
     .use(sitemapRoutes(deps.sitemap))
-    .use(deps.jobs ?? new Elysia({ name: "jobs" }));
+    .use(deps.jobs ?? new Elysia({ name: "jobs" }))
+    .use(deps.metrics ?? new Elysia({ name: "metrics" }));
   const allowed = methodIndex(app.routes);
   return app;
 }

@@ -10,6 +10,8 @@ import { createJobService } from "./jobs/service.ts";
 import { batchedWriter } from "./http/log-writer.ts";
 import { routableRequest } from "./http/entry.ts";
 import { withRequestLog } from "./http/request-log.ts";
+import { createMetrics } from "./metrics/metrics.ts";
+import { metricsRoutes } from "./metrics/routes.ts";
 import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createAdmission } from "./sitemap/admission.ts";
@@ -56,6 +58,10 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   const slots = new CrawlSlots(config.maxCrawls, config.crawlQueue);
   const hardStop = new AbortController();
   const sitemap = createSitemapService(config, { stopSignal: hardStop.signal });
+  const metrics = createMetrics({
+    crawls: () => ({ running: slots.active, queued: slots.queued }),
+    jobCounts: () => store.jobs.counts(),
+  });
   let server: Server<undefined>;
   const admissionDeps = { store, now: () => new Date(), clientIp, freeDailyLimit: config.freeDailyLimit, checkTarget: sitemap.checkTarget };
   const admission = createAdmission(admissionDeps);
@@ -68,21 +74,28 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   });
   const app = createApp({
     jobs: jobs.routes,
+    metrics: metricsRoutes(metrics.registry),
     isReady: () => store.ready(),
     sitemap: {
       ...admissionDeps,
       slots,
-      crawl: sitemap.crawl,
+      crawl: async (url, signal, options) => {
+        const result = await sitemap.crawl(url, signal, options);
+        metrics.crawlPages(result.pagesCrawled);
+        return result;
+      },
       maxPages: config.maxPages,
       // A crawl (and its wait for a slot) may outlast the idle timeout: its own deadline bounds it.
       holdConnection: (request) => server.timeout(request, 0),
     },
   });
+  metrics.setRoutes(app.routes.map((route) => route.path));
   const log = batchedWriter(io.stdout);
   const handle = withRequestLog((request) => app.handle(request), {
     clientIp,
     write: log.write,
     now: () => performance.timeOrigin + performance.now(),
+    observe: metrics.observe,
   });
 
   try {

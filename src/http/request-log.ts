@@ -10,6 +10,8 @@ export interface RequestLogDeps {
   clientIp: (request: Request) => string;
   write: (line: string) => void;
   now: () => number;
+  /** Metrics of the answered request (src/metrics): the same path and duration as the log line. */
+  observe?: (method: string, path: string, status: number, durationMs: number) => void;
 }
 
 export interface LogLine {
@@ -60,6 +62,7 @@ export function withRequestLog(
     const agent = request.headers.get("user-agent");
     if (agent) line.user_agent = agent.slice(0, 200);
     deps.write(JSON.stringify(line) + "\n");
+    deps.observe?.(line.method, line.path, line.status, line.duration_ms);
     return response;
   };
 }

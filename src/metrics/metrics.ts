@@ -1,0 +1,118 @@
+// Prometheus metrics (prom-client, the Node ecosystem's standard) for GET /metrics. One registry
+// per server, so tests and several apps in one process never share counts. Label values are
+// bounded: route templates, a fixed method list and status codes; never a path, key, address,
+// URL or job id.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { routeTemplates } from "./route-template.ts";
+
+/** What the metrics read on each scrape; nothing is pushed to them ahead of time. */
+export interface MetricsSources {
+  /** Sitemap crawls of POST /api/generate running and waiting for a slot now. */
+  crawls: () => { running: number; queued: number };
+  /** Jobs by status (the job store's counts); a failing store leaves the last values. */
+  jobCounts?: () => Promise<Record<string, number>>;
+}
+
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+
+/** Any other method (clients can send any token) is one label value. */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const OTHER_METHOD = "OTHER";
+
+/** Seconds: /api.php answers in tens of microseconds, a crawl may take a minute. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function createMetrics(sources: MetricsSources) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: "genapi_http_requests_total",
+    help: "HTTP requests answered, by method, route template and status.",
+    labelNames: ["method", "route", "status"] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: "genapi_http_request_duration_seconds",
+    help: "Time from a request's arrival to its response, by route template.",
+    labelNames: ["route"] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  new Gauge({
+    name: "genapi_crawls_running",
+    help: "Sitemap crawls of POST /api/generate running now.",
+    registers,
+    collect() {
+      this.set(sources.crawls().running);
+    },
+  });
+  new Gauge({
+    name: "genapi_crawls_queued",
+    help: "Sitemap crawls of POST /api/generate waiting for a crawl slot now.",
+    registers,
+    collect() {
+      this.set(sources.crawls().queued);
+    },
+  });
+  const crawlPages = new Counter({
+    name: "genapi_crawl_pages_total",
+    help: "Pages fetched by finished sitemap crawls of POST /api/generate.",
+    registers,
+  });
+  const quotaRefusals = new Counter({
+    name: "genapi_quota_refusals_total",
+    help: "Requests refused with 429 because the free tier's daily quota was used up.",
+    registers,
+  });
+  const jobs = new Gauge({
+    name: "genapi_jobs",
+    help: "Crawl jobs in the store, by status.",
+    labelNames: ["status"] as const,
+    registers,
+    async collect() {
+      if (!sources.jobCounts) return;
+      try {
+        const counts = await sources.jobCounts();
+        for (const status of JOB_STATUSES) this.set({ status }, counts[status] ?? 0);
+      } catch {
+        // A busy or unreachable store must not fail the scrape: the last values stay.
+      }
+    },
+  });
+  for (const status of JOB_STATUSES) jobs.set({ status }, 0);
+
+  // Children cached by label values: the hot path is one Map lookup and two increments, not
+  // prom-client's per-call label hashing.
+  const children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<"route"> }>();
+  let routeOf: (path: string) => string = routeTemplates([]);
+
+  return {
+    registry,
+    /** The app's route templates (Elysia's `app.routes`), set once the app is composed. */
+    setRoutes(templates: Iterable<string>) {
+      routeOf = routeTemplates(templates);
+    },
+    /** One answered request; `path` is the target's path without its query. */
+    observe(method: string, path: string, status: number, durationMs: number) {
+      const route = routeOf(path);
+      // The method is normalised before it keys the cache: clients choose it, so raw it is unbounded.
+      const m = METHODS.has(method) ? method : OTHER_METHOD;
+      const key = `${m} ${status} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        child = { count: requests.labels(m, route, String(status)), time: duration.labels(route) };
+        children.set(key, child);
+      }
+      child.count.inc();
+      child.time.observe(durationMs / 1000);
+      if (status === 429) quotaRefusals.inc();
+    },
+    crawlPages(count: number) {
+      crawlPages.inc(count);
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// GET /metrics: Prometheus text exposition, no key (scrapers run beside the service; nothing in
+// it names a client, a key or a URL).
+import { Elysia } from "elysia";
+import type { Registry } from "prom-client";
+
+const EXAMPLE = [
+  "# HELP genapi_http_requests_total HTTP requests answered, by method, route template and status.",
+  "# TYPE genapi_http_requests_total counter",
+  'genapi_http_requests_total{method="GET",route="/api.php",status="200"} 42',
+  "",
+].join("\n");
+
+export function metricsRoutes(registry: Registry) {
+  return new Elysia({ name: "metrics" }).get(
+    "/metrics",
+    async ({ set }) => {
+      set.headers["content-type"] = registry.contentType;
+      return await registry.metrics();
+    },
+    {
+      detail: {
+        tags: ["operations"],
+        summary: "Prometheus metrics",
+        description:
+          "Prometheus text exposition (format 0.0.4): request counts and durations by route template, " +
+          "crawls running and queued, crawl pages, quota refusals, jobs by status, and the process's " +
+          "memory and CPU. No key needed.",
+        security: [],
+        responses: {
+          200: {
+            description: "The metrics, in Prometheus text format.",
+            content: { "text/plain": { schema: { type: "string", example: EXAMPLE } as never } },
+          },
+        },
+      },
+    },
+  );
+}
