@@ -14,7 +14,8 @@ export interface ChartRef {
 
 export function renderReport(results: BenchResults, charts: ChartRef[] = []): string {
   const { machine } = results;
-  const sections = ORDER.flatMap((id) => results.sections.filter((s) => s.id === id));
+  // A section missing from ORDER still appears (last) instead of vanishing from the report.
+  const sections = [...ORDER.flatMap((id) => results.sections.filter((s) => s.id === id)), ...results.sections.filter((s) => !ORDER.includes(s.id))];
   const targets = sections.flatMap((s) => s.targets);
   const lines = [
     "# Benchmarks",
