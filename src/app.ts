@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps) {
       set.headers["cache-control"] = "no-store";
     })
     .use(errorHandling((path) => allowed(path)))
-    .use(docs)
+    .use(docs({ freeDailyLimit: deps.sitemap.freeDailyLimit }))
     .use(healthRoutes(deps.isReady))
     .use(passwordRoutes)
     .use(sitemapRoutes(deps.sitemap))

@@ -20,6 +20,8 @@ import {
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
 import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck } from "../sitemap/admission.ts";
+import { with429Example } from "../http/openapi.ts";
+import { rateLimitMessage } from "../quota/quota.ts";
 
 export const JOB_NOT_FOUND = "Job not found.";
 export const CALLBACK_URL_MESSAGE = "callback_url must be a full URL that includes http:// or https://.";
@@ -38,6 +40,8 @@ export interface JobsDeps {
   /** --job-max-pages and --job-queue. */
   maxPages: number;
   maxQueued: number;
+  /** --free-daily-limit, for the document's 429 example. */
+  freeDailyLimit: number;
   /** Tells this process's runner that a job is waiting. */
   wake: () => void;
   /** The answer to an error the store raised (503 while it is busy or unreachable), or null. */
@@ -192,7 +196,7 @@ export const jobRoutes = (deps: JobsDeps) => {
             required: true,
             content: { "application/json": { schema: JobRequestModel as never, example: { url: "https://example.com/", max_pages: 20000 } } },
           },
-          responses: createJobResponses,
+          responses: with429Example(createJobResponses, rateLimitMessage(deps.freeDailyLimit)),
         },
       },
     )

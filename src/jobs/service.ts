@@ -16,7 +16,7 @@ import { JobRunner } from "./runner.ts";
 
 export type JobConfig = Pick<
   ServeConfig,
-  "jobMaxPages" | "jobTimeoutSeconds" | "maxJobs" | "jobQueue" | "jobRetentionDays" | "jobLeaseSeconds" | "allowPrivateTargets" | "allowTargets"
+  "jobMaxPages" | "jobTimeoutSeconds" | "maxJobs" | "jobQueue" | "jobRetentionDays" | "jobLeaseSeconds" | "allowPrivateTargets" | "allowTargets" | "freeDailyLimit"
 >;
 
 export interface JobServiceDeps {
@@ -73,6 +73,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     admit: deps.admit,
     maxPages: config.jobMaxPages,
     maxQueued: config.jobQueue,
+    freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),
     storeError: deps.storeError,
     stopSignal: stopping.signal,

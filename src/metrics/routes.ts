@@ -2,6 +2,7 @@
 // it names a client, a key or a URL).
 import { Elysia } from "elysia";
 import type { Registry } from "prom-client";
+import { OPEN_ENDPOINT } from "../http/openapi.ts";
 
 const EXAMPLE = [
   "# HELP genapi_http_requests_total HTTP requests answered, by method, route template and status.",
@@ -25,7 +26,7 @@ export function metricsRoutes(registry: Registry) {
           "Prometheus text exposition (format 0.0.4): request counts and durations by route template, " +
           "crawls running and queued, crawl pages, quota refusals, jobs by status, and the process's " +
           "memory and CPU. No key needed.",
-        security: [],
+        ...OPEN_ENDPOINT,
         responses: {
           200: {
             description: "The metrics, in Prometheus text format.",

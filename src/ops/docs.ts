@@ -17,7 +17,12 @@ const assets = new Map<string, { file: string; type: string }>([
 
 export const API_KEY_SCHEME = "ApiKeyAuth";
 
-export const docs = new Elysia({ name: "docs" })
+export interface DocsOptions {
+  /** --free-daily-limit: the document states the free tier this server applies. */
+  freeDailyLimit: number;
+}
+
+export const docs = ({ freeDailyLimit }: DocsOptions) => new Elysia({ name: "docs" })
   .use(
     openapi({
       path: "/swagger",
@@ -32,7 +37,10 @@ export const docs = new Elysia({ name: "docs" })
           version: VERSION,
           description:
             "Self-hosted generator API: an open password generator (`/api.php`) and an API-key-protected " +
-            "sitemap crawler (`/api/generate`) with a free tier of 5 requests per client address per UTC day.",
+            `sitemap crawler (\`/api/generate\`) with a free tier of ${freeDailyLimit} requests per client address per UTC day. ` +
+            "The project has no license yet, so the document states none.",
+          // Self-hosted: whoever runs this server answers for it; the project publishes no address.
+          contact: { name: "The operator of this genapi server" },
         },
         servers: [{ url: "/", description: "This server" }],
         tags: [

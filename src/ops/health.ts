@@ -1,4 +1,5 @@
 import { Elysia, t } from "elysia";
+import { OPEN_ENDPOINT } from "../http/openapi.ts";
 
 const Health = t.Object({ status: t.String({ examples: ["ok"] }) });
 
@@ -7,6 +8,7 @@ export const healthRoutes = (isReady: () => Promise<boolean>) =>
   new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok" }), {
       detail: {
+        ...OPEN_ENDPOINT,
         tags: ["operations"],
         summary: "Liveness",
         description: "200 while the process serves requests.",
@@ -18,6 +20,7 @@ export const healthRoutes = (isReady: () => Promise<boolean>) =>
       async ({ status }) => ((await isReady()) ? { status: "ok" } : status(503, { status: "database unavailable" })),
       {
         detail: {
+          ...OPEN_ENDPOINT,
           tags: ["operations"],
           summary: "Readiness",
           description: "200 when the database takes writes (one is made and rolled back), 503 otherwise: read-only, full, corrupted, locked past the wait, or unreachable.",

@@ -6,6 +6,7 @@ import { BadBodyError, PayloadTooLargeError, readParsedBody } from "../http/body
 import { passwordPostResponses, passwordQueryParameters, passwordRequestBody, passwordResponses } from "./model.ts";
 import { createRandom } from "./random.ts";
 import { generateFromFields, type PasswordFailure } from "./service.ts";
+import { OPEN_ENDPOINT } from "../http/openapi.ts";
 
 const BODY_LIMIT = 64 * 1024;
 
@@ -59,6 +60,7 @@ export const passwordRoutes = new Elysia({ name: "password" })
     },
     {
       detail: {
+        ...OPEN_ENDPOINT,
         summary: "Generate a password",
         description: `${description} Options come from the query string.`,
         tags: ["password"],
@@ -81,6 +83,7 @@ export const passwordRoutes = new Elysia({ name: "password" })
       // exists, so the app must not add one.
       parse: "none",
       detail: {
+        ...OPEN_ENDPOINT,
         summary: "Generate a password (form or JSON body)",
         description: `${description} Options come from the body (urlencoded, multipart or JSON) and the query string; body fields win.`,
         tags: ["password"],

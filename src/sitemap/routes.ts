@@ -9,6 +9,8 @@ import { parseCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
 import { CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
 import { crawlErrorAnswer } from "./errors.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
+import { with429Example } from "../http/openapi.ts";
+import { rateLimitMessage } from "../quota/quota.ts";
 
 export { AUTH_FAILED_MESSAGE } from "./admission.ts";
 /** Retry-After for a 503: long enough for a running crawl to make progress. */
@@ -97,7 +99,7 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
         summary: "Generate a sitemap",
         description:
           "Crawls the start URL's origin (robots.txt respected) and returns its XML sitemap: the indexable, " +
-          "canonical, 200-status HTML pages. Free keys: 5 requests per client address per UTC day; premium keys: " +
+          `canonical, 200-status HTML pages. Free keys: ${deps.freeDailyLimit} requests per client address per UTC day; premium keys: ` +
           "their own daily limit. Checks run in this order: key (401), body (400/413), URL (400), target address " +
           "(400), quota (429), capacity (503), crawl (502).",
         security: [{ [API_KEY_SCHEME]: [] }],
@@ -105,7 +107,7 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
           required: true,
           content: { "application/json": { schema: GenerateRequest, example: { url: "https://example.com/" } } },
         },
-        responses: generateResponses,
+        responses: with429Example(generateResponses, rateLimitMessage(deps.freeDailyLimit)),
       },
     },
   );
