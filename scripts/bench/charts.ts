@@ -24,7 +24,7 @@ export function charts(results: BenchResults): Chart[] {
   const crawl = results.sections.find((s) => s.id === "crawl" && !s.error);
   if (crawl) out.push(...crawlCharts(crawl));
   const jobs = results.sections.find((s) => s.id === "jobs" && !s.error);
-  if (jobs?.series?.some((s) => s.points.length > 1)) out.push(...jobCharts(jobs));
+  if (jobs?.series?.some((s) => s.points.length > 0)) out.push(...jobCharts(jobs));
   return out;
 }
 
@@ -82,7 +82,8 @@ function crawlCharts(section: SectionResult): Chart[] {
 }
 
 function jobCharts(section: SectionResult): Chart[] {
-  const series = (section.series ?? []).filter((s) => s.points.length > 1);
+  // A job shorter than the sampling interval has one sample: a marker without a line.
+  const series = (section.series ?? []).filter((s) => s.points.length > 0);
   const lines = (y: (p: (typeof series)[number]["points"][number]) => number) =>
     series.map((s) => ({ label: s.label, points: s.points.map((p) => ({ x: p.pages, y: y(p) })) }));
   return [

@@ -7,6 +7,8 @@ export interface Plan {
   runs: number;
   /** Seconds of each wrk measurement. */
   wrkSeconds: number;
+  /** Seconds of wrk load on each server before its measured runs (0: none, for the smoke run). */
+  warmupSeconds: number;
   /** Site sizes (pages) of the crawl benchmark. */
   sitePages: number[];
   /** Crawls of the time-boxed tools are stopped after this many seconds and measured up to there. */
@@ -22,6 +24,7 @@ export interface Plan {
 export const FULL_PLAN: Plan = {
   runs: 5,
   wrkSeconds: 4,
+  warmupSeconds: 1,
   sitePages: [10_000, 50_000],
   crawlTimeBoxSeconds: 10,
   crawlLimitSeconds: 600,
@@ -32,6 +35,7 @@ export const FULL_PLAN: Plan = {
 export const SMOKE_PLAN: Plan = {
   runs: 1,
   wrkSeconds: 1,
+  warmupSeconds: 0,
   sitePages: [60],
   crawlTimeBoxSeconds: 20,
   crawlLimitSeconds: 30,

@@ -47,6 +47,7 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
     };
     const [fixedRuns, fairRuns, ours] = await rotating(
       plan.runs,
+      plan.warmupSeconds,
       (r) => ctx.log(`password: run ${r + 1}/${plan.runs}`),
       [(seconds) => measure(fixed, seconds), (seconds) => measure(fair, seconds), (seconds) => measure(genapi, seconds)],
     );
@@ -83,7 +84,7 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
             row("genapi", cells(ours!), { command: showCommand(genapi.argv, { ...names, [binaries.genapi]: "genapi", [genapi.db]: "$DB" }) }),
           ],
           notes: [
-            `Load: \`taskset -c ${CORES.load} ${wrkLine}\`; servers pinned with \`taskset -c ${CORES.server}\`. All three servers are compiled with \`bun build --compile\` and warmed up for 1 s; the runs rotate which server goes first, and each ratio compares measurements of one run.`,
+            `Load: \`taskset -c ${CORES.load} ${wrkLine}\`; servers pinned with \`taskset -c ${CORES.server}\`. All three servers are compiled with \`bun build --compile\` and warmed up for ${plan.warmupSeconds} s; the runs rotate which server goes first, and each ratio compares measurements of one run.`,
             "genapi ÷ this: genapi's requests/s over this row's, run by run. Server CPU µs per request: the server process's user + system time over the run (/proc/PID/stat) divided by the requests wrk completed; on this shared machine it moves less than requests/s does.",
             "genapi and the fair ceiling write their one-line JSON request logs to a file, as under a service manager.",
           ],

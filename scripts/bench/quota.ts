@@ -56,6 +56,7 @@ wrk.headers["X-API-Key"] = os.getenv("BENCH_KEY")
       runWrk(wrk, { url: `${genapi.url}/api/generate`, connections: CONNECTIONS, seconds, script, env: { BENCH_KEY: apiKey } });
     const [refused, mistyped] = await alternating(
       plan.runs,
+      plan.warmupSeconds,
       (r) => ctx.log(`quota: run ${r + 1}/${plan.runs}`),
       (seconds) => measure(key, seconds),
       (seconds) => measure(MISTYPED_KEY, seconds),

@@ -65,7 +65,7 @@ export interface Series {
 }
 
 export interface SectionResult {
-  id: "password" | "crawl" | "crawl-cli" | "startup" | "quota" | "jobs";
+  id: "password" | "crawl" | "crawl-cli" | "startup" | "quota" | "admission" | "jobs";
   title: string;
   tables: Table[];
   checks: Check[];

@@ -4,28 +4,21 @@
 //
 //   bun scripts/bench/run.ts [--smoke] [--out FILE] [--json FILE] [--only a,b] [--runs N]
 //                            [--sizes PAGES,PAGES] [--binary PATH] [--keep]
-// --only picks sections (startup, password, quota, crawl, crawl-cli, jobs); --binary measures another genapi
-// executable (e.g. a scratch build of a proposed change); --keep leaves the work directory.
+// --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
+// crawl-cli, jobs); --binary measures another genapi executable (e.g. a scratch build of a
+// proposed change); --keep leaves the work directory.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { FULL_PLAN, SMOKE_PLAN, type Context } from "./context.ts";
-import { crawlBench } from "./crawl.ts";
-import { crawlCliBench } from "./crawl-cli.ts";
-import { jobsBench } from "./jobs.ts";
-import { passwordBench } from "./password.ts";
-import { CORES, run } from "./proc.ts";
-import { quotaBench } from "./quota.ts";
 import { charts } from "./charts.ts";
+import { CORES, run } from "./proc.ts";
 import { renderReport } from "./report.ts";
 import type { BenchResults, Machine, SectionResult } from "./results.ts";
+import { SECTIONS, type SectionId } from "./sections.ts";
 import { BUN, buildBinaries, ROOT } from "./servers.ts";
-import { startupBench } from "./startup.ts";
 import { prepareTools } from "./tools.ts";
-
-const SECTIONS = { startup: startupBench, password: passwordBench, quota: quotaBench, crawl: crawlBench, "crawl-cli": crawlCliBench, jobs: jobsBench };
-type SectionId = keyof typeof SECTIONS;
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

@@ -12,14 +12,16 @@ const png = resolve(Bun.argv[3] ?? join(ROOT, "test/artifacts/benchmarks.png"));
 const chromium = which("chromium") ?? which("chromium-browser");
 if (chromium === undefined) throw new Error("chromium is not installed");
 
-const html = join(dirname(report), ".benchmarks.html");
-writeFileSync(html, page(readFileSync(report, "utf8")));
+// The HTML goes beside the PNG (test/artifacts is git-ignored); its <base> points the charts'
+// relative paths at the report's directory.
+const html = join(dirname(png), "benchmarks.html");
 mkdirSync(dirname(png), { recursive: true });
+writeFileSync(html, page(readFileSync(report, "utf8"), `file://${dirname(report)}/`));
 const height = Number(process.env.SCREENSHOT_HEIGHT ?? 6000);
 run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--hide-scrollbars", `--window-size=1100,${height}`, `--screenshot=${png}`, `file://${html}`]);
 console.log(png);
 
-function page(markdown: string): string {
+function page(markdown: string, base: string): string {
   const out: string[] = [];
   const lines = markdown.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -44,7 +46,7 @@ function page(markdown: string): string {
       out.push(`<ul>${items.join("")}</ul>`);
     } else if (line.trim() !== "") out.push(`<p>${inline(line)}</p>`);
   }
-  return `<!doctype html><meta charset="utf-8"><style>body{font:14px -apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1040px;margin:16px auto;color:#1f2328}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;font-size:12px}img{margin:4px 8px 4px 0;border:1px solid #d0d7de}code{font-size:12px;background:#f6f8fa}li,p{font-size:12px}</style>${out.join("\n")}`;
+  return `<!doctype html><meta charset="utf-8"><base href="${esc(base)}"><style>body{font:14px -apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1040px;margin:16px auto;color:#1f2328}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;font-size:12px}img{margin:4px 8px 4px 0;border:1px solid #d0d7de}code{font-size:12px;background:#f6f8fa}li,p{font-size:12px}</style>${out.join("\n")}`;
 }
 
 function inline(text: string): string {

@@ -68,22 +68,29 @@ function percentile(out: string, p: string): number {
 }
 
 /**
- * Measures two subjects `runs` times after a 1 s warm-up of each, alternating which goes first so
- * neither always runs on a warmer (or busier) machine. Returns the results of each, run by run.
+ * Measures two subjects `runs` times after a warm-up of each (`warmupSeconds`, none when 0),
+ * alternating which goes first so neither always runs on a warmer (or busier) machine. Returns the
+ * results of each, run by run.
  */
 export async function alternating<T>(
   runs: number,
+  warmupSeconds: number,
   log: (run: number) => void,
   first: (seconds?: number) => Promise<T>,
   second: (seconds?: number) => Promise<T>,
 ): Promise<[T[], T[]]> {
-  const [a, b] = await rotating(runs, log, [first, second]);
+  const [a, b] = await rotating(runs, warmupSeconds, log, [first, second]);
   return [a!, b!];
 }
 
 /** As `alternating`, for any number of subjects: run r starts with subject r mod n. */
-export async function rotating<T>(runs: number, log: (run: number) => void, subjects: ((seconds?: number) => Promise<T>)[]): Promise<T[][]> {
-  for (const subject of subjects) await subject(1);
+export async function rotating<T>(
+  runs: number,
+  warmupSeconds: number,
+  log: (run: number) => void,
+  subjects: ((seconds?: number) => Promise<T>)[],
+): Promise<T[][]> {
+  if (warmupSeconds > 0) for (const subject of subjects) await subject(warmupSeconds);
   const results: T[][] = subjects.map(() => []);
   for (let r = 0; r < runs; r++) {
     log(r);

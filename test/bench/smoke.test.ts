@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BenchResults } from "../../scripts/bench/results.ts";
+import { SECTIONS } from "../../scripts/bench/sections.ts";
 import { generateSite } from "../../scripts/bench/site.ts";
 
 const root = join(import.meta.dir, "../..");
@@ -56,8 +57,8 @@ describe("bench harness, smoke mode", () => {
 
       const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
       expect(results.mode).toBe("smoke");
-      // Every registered section runs (others register theirs beside these).
-      expect(results.sections.map((s) => s.id)).toEqual(expect.arrayContaining(["startup", "password", "quota", "crawl", "jobs"]));
+      // Every registered section runs, in the table's order (scripts/bench/sections.ts).
+      expect(results.sections.map((s) => s.id)).toEqual(Object.keys(SECTIONS) as (keyof typeof SECTIONS)[]);
       for (const section of results.sections) expect({ id: section.id, error: section.error }).toEqual({ id: section.id, error: undefined });
       // Missing tools are reported, never fatal; a tool that is there must have worked.
       for (const tool of results.tools) expect(["ok", "not installed"]).toContain(tool.status);
@@ -87,10 +88,17 @@ describe("bench harness, smoke mode", () => {
       // Every section under its own numbered heading (numbers shift as sections are registered).
       for (const section of results.sections) expect(report).toMatch(new RegExp(`^## \\d+\\. ${section.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
       expect(report).toContain(`| ${results.machine.nproc} | ${results.machine.cpuModel} |`);
-      // The crawl's bar charts are SVG files beside the report, embedded in it (scripts/bench/charts.ts).
-      expect(report).toContain("![Crawl pages/s against the peers (higher is better)](docs/bench/crawl-pages-per-second.svg)");
-      expect(readFileSync(join(out, "docs/bench/crawl-pages-per-second.svg"), "utf8")).toStartWith("<svg xmlns=");
+      // The charts are SVG files beside the report, embedded in it (scripts/bench/charts.ts): the
+      // crawl's bars and the job's RSS and pages/s against pages crawled.
+      for (const [title, file] of [
+        ["Crawl pages/s against the peers (higher is better)", "crawl-pages-per-second.svg"],
+        ["Crawl job: RSS against pages crawled", "jobs-rss-by-pages.svg"],
+      ] as const) {
+        expect(report).toContain(`![${title}](docs/bench/${file})`);
+        expect(readFileSync(join(out, "docs/bench", file), "utf8")).toStartWith("<svg xmlns=");
+      }
     },
-    60_000,
+    // About 35-40 s on a quiet 2-core machine; the margin is for other test files running beside it.
+    120_000,
   );
 });
