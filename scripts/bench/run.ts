@@ -86,6 +86,7 @@ try {
     writeFileSync(join(dirname(out), path), chart.svg);
     return { section: chart.section, path, title: chart.title };
   });
+  mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, renderReport(results, chartRefs));
   // The full run keeps its raw figures beside the harness (git-ignored) for later comparison.
   const json = values.json ?? (values.smoke ? undefined : join(import.meta.dir, "out/results.json"));
