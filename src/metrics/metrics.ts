@@ -2,7 +2,8 @@
 // per server, so tests and several apps in one process never share counts. Label values are
 // bounded: route templates, a fixed method list and status codes; never a path, key, address,
 // URL or job id.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { requestMetrics } from "./request-metrics.ts";
 import { routeTemplates } from "./route-template.ts";
 
 /** What the metrics read on each scrape; nothing is pushed to them ahead of time. */
@@ -15,10 +16,6 @@ export interface MetricsSources {
 
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
 
-/** Any other method (clients can send any token) is one label value. */
-const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-const OTHER_METHOD = "OTHER";
-
 /** Seconds: /api.php answers in tens of microseconds, a crawl may take a minute. */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -29,19 +26,7 @@ export function createMetrics(sources: MetricsSources) {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const requests = new Counter({
-    name: "genapi_http_requests_total",
-    help: "HTTP requests answered, by method, route template and status.",
-    labelNames: ["method", "route", "status"] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: "genapi_http_request_duration_seconds",
-    help: "Time from a request's arrival to its response, by route template.",
-    labelNames: ["route"] as const,
-    buckets: DURATION_BUCKETS,
-    registers,
-  });
+  const observeRequest = requestMetrics(registry, DURATION_BUCKETS);
   new Gauge({
     name: "genapi_crawls_running",
     help: "Sitemap crawls of POST /api/generate running now.",
@@ -85,9 +70,6 @@ export function createMetrics(sources: MetricsSources) {
   });
   for (const status of JOB_STATUSES) jobs.set({ status }, 0);
 
-  // Children cached by label values: the hot path is one Map lookup and two increments, not
-  // prom-client's per-call label hashing.
-  const children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<"route"> }>();
   let routeOf: (path: string) => string = routeTemplates([]);
 
   return {
@@ -98,17 +80,7 @@ export function createMetrics(sources: MetricsSources) {
     },
     /** One answered request; `path` is the target's path without its query. */
     observe(method: string, path: string, status: number, durationMs: number) {
-      const route = routeOf(path);
-      // The method is normalised before it keys the cache: clients choose it, so raw it is unbounded.
-      const m = METHODS.has(method) ? method : OTHER_METHOD;
-      const key = `${m} ${status} ${route}`;
-      let child = children.get(key);
-      if (!child) {
-        child = { count: requests.labels(m, route, String(status)), time: duration.labels(route) };
-        children.set(key, child);
-      }
-      child.count.inc();
-      child.time.observe(durationMs / 1000);
+      observeRequest(method, routeOf(path), status, durationMs / 1000);
       if (status === 429) quotaRefusals.inc();
     },
     crawlPages(count: number) {
