@@ -1,0 +1,115 @@
+// Every endpoint driven through a client generated from the served OpenAPI document
+// (openapi-typescript types, openapi-fetch calls), each answer checked against the schema the
+// document declares for its status (ajv). The document cannot drift from the behaviour, nor the
+// committed types from the document, without a red test.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import createClient from "openapi-fetch";
+import { createKey, startBinary, tempDir, type RunningBinary } from "../../support/binary.ts";
+import { serveSite, type Site } from "../../support/site.ts";
+import { contract } from "./contract.ts";
+import { SCHEMA_FILE, typesFor } from "./generate-types.ts";
+import type { paths } from "./schema.d.ts";
+
+const page = (links: string[]) => `<!doctype html><html><head><title>t</title></head><body>${links.map((l) => `<a href="${l}">x</a>`).join("")}</body></html>`;
+
+let site: Site;
+let server: RunningBinary;
+let free: string;
+let premium: string;
+let check: ReturnType<typeof contract>["check"];
+let document: any;
+let client: ReturnType<typeof createClient<paths>>;
+
+beforeAll(async () => {
+  site = await serveSite({ "/": page(["/a"]), "/a": page(["/"]) });
+  const dbPath = join(tempDir(), "genapi.db");
+  free = await createKey(dbPath);
+  premium = await createKey(dbPath, "--daily-limit", "100");
+  server = await startBinary({ dbPath, args: ["--allow-private-targets", "--free-daily-limit", "1"] });
+  document = await (await fetch(`${server.url}/swagger/json`)).json();
+  check = contract(document).check;
+  client = createClient<paths>({ baseUrl: server.url });
+});
+afterAll(async () => {
+  expect(await server.stop()).toBe(0);
+  site.stop();
+});
+
+describe("the generated client against the compiled server", () => {
+  test("the committed types are what openapi-typescript makes of the served document", async () => {
+    const defaults = await startBinary();
+    try {
+      const served = (await (await fetch(`${defaults.url}/swagger/json`)).json()) as object;
+      // Regenerate with: bun test/e2e/client/generate-types.ts http://127.0.0.1:PORT (a default serve).
+      expect(await typesFor(served)).toBe(readFileSync(SCHEMA_FILE, "utf8"));
+    } finally {
+      expect(await defaults.stop()).toBe(0);
+    }
+  });
+
+  test("/healthz, /readyz, /metrics", async () => {
+    const health = await client.GET("/healthz");
+    check("GET", "/healthz", health.response, health.data);
+    const ready = await client.GET("/readyz");
+    check("GET", "/readyz", ready.response, ready.data);
+    const metrics = await client.GET("/metrics", { parseAs: "text" });
+    check("GET", "/metrics", metrics.response, metrics.data);
+    expect(metrics.data).toContain("genapi_http_requests_total{");
+  });
+
+  test("/api.php: GET and POST, success and errors", async () => {
+    const ok = await client.GET("/api.php", { params: { query: { length: 12, symbols: "false" } } });
+    expect(ok.data?.length).toBe(12);
+    check("GET", "/api.php", ok.response, ok.data);
+    const bad = await client.GET("/api.php", { params: { query: { length: 3 } } });
+    expect(bad.response.status).toBe(400);
+    check("GET", "/api.php", bad.response, bad.error);
+    const posted = await client.POST("/api.php", { body: { length: 20, numbers: false } });
+    expect(posted.data?.length).toBe(20);
+    check("POST", "/api.php", posted.response, posted.data);
+    const none = await client.POST("/api.php", { body: { uppercase: false, lowercase: false, numbers: false, symbols: false } });
+    expect(none.response.status).toBe(400);
+    check("POST", "/api.php", none.response, none.error);
+  });
+
+  test("/api/generate: 401, 400, 200, 502, 429", async () => {
+    const call = (key: string | undefined, url: string) =>
+      client.POST("/api/generate", { body: { url }, headers: key ? { "X-API-Key": key } : {} });
+    const results = [
+      [401, await call(undefined, `${site.url}/`)],
+      [400, await call(premium, "not a url")],
+      [200, await call(premium, `${site.url}/`)],
+      [502, await call(premium, `${site.url}/missing`)],
+      [200, await call(free, `${site.url}/`)],
+      [429, await call(free, `${site.url}/`)],
+    ] as const;
+    for (const [status, result] of results) {
+      expect(result.response.status).toBe(status);
+      check("POST", "/api/generate", result.response, result.data ?? result.error);
+    }
+    expect(results[2][1].data?.data.url_count).toBe(2);
+  }, 60_000);
+
+  test("/api/jobs: create, list, read, 404, 401, cancel", async () => {
+    const headers = { "X-API-Key": premium };
+    const created = await client.POST("/api/jobs", { body: { url: `${site.url}/` }, headers });
+    expect(created.response.status).toBe(202);
+    check("POST", "/api/jobs", created.response, created.data);
+    const id = created.data!.data.id;
+    const listed = await client.GET("/api/jobs", { headers });
+    check("GET", "/api/jobs", listed.response, listed.data);
+    const read = await client.GET("/api/jobs/{id}", { params: { path: { id } }, headers });
+    expect(read.response.status).toBe(200);
+    check("GET", "/api/jobs/{id}", read.response, read.data);
+    const missing = await client.GET("/api/jobs/{id}", { params: { path: { id: "q7Yc0JxkS1uQm3n2V5rT8w" } }, headers });
+    expect(missing.response.status).toBe(404);
+    check("GET", "/api/jobs/{id}", missing.response, missing.error);
+    const anonymous = await client.GET("/api/jobs/{id}", { params: { path: { id } } });
+    expect(anonymous.response.status).toBe(401);
+    check("GET", "/api/jobs/{id}", anonymous.response, anonymous.error);
+    const cancelled = await client.DELETE("/api/jobs/{id}", { params: { path: { id } }, headers });
+    check("DELETE", "/api/jobs/{id}", cancelled.response, cancelled.data ?? cancelled.error);
+  }, 60_000);
+});
