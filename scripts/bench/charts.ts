@@ -2,7 +2,7 @@
 // library, no browser), so `npm run bench` writes them beside the report and any Markdown viewer
 // shows them. Bars: crawl pages/s and CPU per page against the peers, per site size. Lines: peak
 // RSS and pages/s against the size of the crawl, and (from the jobs section) against pages crawled.
-import type { BenchResults, SectionResult, Summary } from "./results.ts";
+import type { BenchResults, SectionResult, Series, Summary } from "./results.ts";
 
 export interface Chart {
   /** The section the chart belongs under. */
@@ -15,8 +15,8 @@ export interface Chart {
 
 const PALETTE = ["#1f6feb", "#d1242f", "#8250df", "#bf8700", "#1a7f37", "#57606a"];
 const WIDTH = 640;
-const HEIGHT = 300;
-const MARGIN = { top: 36, right: 16, bottom: 56, left: 64 };
+const HEIGHT = 320;
+const MARGIN = { top: 36, right: 24, bottom: 70, left: 64 };
 const PEERS = ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"];
 
 export function charts(results: BenchResults): Chart[] {
@@ -81,26 +81,39 @@ function crawlCharts(section: SectionResult): Chart[] {
   return result;
 }
 
+/** Most points a job's line keeps: one a second over a long job is noise at chart width. */
+const JOB_POINTS = 60;
+
 function jobCharts(section: SectionResult): Chart[] {
-  // A job shorter than the sampling interval has one sample: a marker without a line.
-  const series = (section.series ?? []).filter((s) => s.points.length > 0);
-  const lines = (y: (p: (typeof series)[number]["points"][number]) => number) =>
-    series.map((s) => ({ label: s.label, points: s.points.map((p) => ({ x: p.pages, y: y(p) })) }));
+  // The largest job only: on one linear axis up to its size, a small job's line is a dot at 0
+  // (its figures are in the table). A job shorter than the sampling interval has one sample: a
+  // marker without a line.
+  const job = (section.series ?? []).filter((s) => s.points.length > 0).sort((a, b) => maxPages(b) - maxPages(a))[0]!;
+  // Consecutive samples merged into at most JOB_POINTS: RSS keeps each window's highest (memory
+  // is judged by its peak), pages/s the window's mean.
+  const size = Math.ceil(job.points.length / JOB_POINTS);
+  const windows = Array.from({ length: Math.ceil(job.points.length / size) }, (_, i) => job.points.slice(i * size, (i + 1) * size));
+  const line = (y: (points: Series["points"]) => number) => [{ label: job.label, points: windows.map((w) => ({ x: w.at(-1)!.pages, y: y(w) })) }];
+  const points = job.points;
+  const interval = points.length > 1 ? (points.at(-1)!.seconds - points[0]!.seconds) / (points.length - 1) : 0;
+  const merged = size > 1 ? ` of each ${Math.round(size * interval)} s` : "";
   return [
     {
       section: "jobs",
       file: "jobs-rss-by-pages.svg",
       title: "Crawl job: RSS against pages crawled",
-      svg: lineChart("Crawl job: RSS (MB) against pages crawled", "pages crawled", "RSS MB", lines((p) => p.rssMB)),
+      svg: lineChart(`Crawl job: RSS (MB) against pages crawled (peak${merged})`, "pages crawled", "RSS MB", line((w) => Math.max(...w.map((p) => p.rssMB)))),
     },
     {
       section: "jobs",
       file: "jobs-rate-by-pages.svg",
       title: "Crawl job: pages/s against pages crawled",
-      svg: lineChart("Crawl job: pages/s against pages crawled", "pages crawled", "pages/s", lines((p) => p.pagesPerSecond)),
+      svg: lineChart(`Crawl job: pages/s against pages crawled (mean${merged})`, "pages crawled", "pages/s", line((w) => w.reduce((sum, p) => sum + p.pagesPerSecond, 0) / w.length)),
     },
   ];
 }
+
+const maxPages = (series: Series) => Math.max(...series.points.map((p) => p.pages));
 
 // ---------------------------------------------------------------------------------------------
 // Drawing
