@@ -12,7 +12,7 @@ export const healthRoutes = (isReady: () => Promise<boolean>) =>
         tags: ["operations"],
         summary: "Liveness",
         description: "200 while the process serves requests.",
-        responses: { 200: { description: "Serving", content: { "application/json": { schema: Health } } } },
+        responses: { 200: { description: "Serving", content: { "application/json": { schema: Health, example: { status: "ok" } } } } },
       },
     })
     .get(
@@ -25,8 +25,11 @@ export const healthRoutes = (isReady: () => Promise<boolean>) =>
           summary: "Readiness",
           description: "200 when the database takes writes (one is made and rolled back), 503 otherwise: read-only, full, corrupted, locked past the wait, or unreachable.",
           responses: {
-            200: { description: "Ready", content: { "application/json": { schema: Health } } },
-            503: { description: "Database unavailable", content: { "application/json": { schema: Health } } },
+            200: { description: "Ready", content: { "application/json": { schema: Health, example: { status: "ok" } } } },
+            503: {
+              description: "Database unavailable",
+              content: { "application/json": { schema: Health, example: { status: "database unavailable" } } },
+            },
           },
         },
       },

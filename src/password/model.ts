@@ -119,8 +119,8 @@ export const passwordPostResponses = {
 export const passwordRequestBody = {
   required: false,
   content: {
-    "application/x-www-form-urlencoded": { schema: asSchema(PasswordFormBody) },
-    "multipart/form-data": { schema: asSchema(PasswordFormBody) },
-    "application/json": { schema: asSchema(PasswordJsonBody) },
+    "application/x-www-form-urlencoded": { schema: asSchema(PasswordFormBody), example: { length: 24, symbols: "false" } },
+    "multipart/form-data": { schema: asSchema(PasswordFormBody), example: { length: 24, exclude_similar: "true" } },
+    "application/json": { schema: asSchema(PasswordJsonBody), example: { length: 24, symbols: false, exclude: "{}[]" } },
   },
 } satisfies NonNullable<DocumentDecoration["requestBody"]>;

@@ -224,6 +224,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         /** @example ok */
                         status: string;
@@ -247,6 +252,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         /** @example ok */
                         status: string;
@@ -259,6 +269,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "database unavailable"
+                     *     }
+                     */
                     "application/json": {
                         /** @example ok */
                         status: string;
@@ -382,6 +397,12 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "length": 24,
+                 *       "symbols": "false"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     /**
                      * @description Password length.
@@ -424,6 +445,12 @@ export interface operations {
                      */
                     exclude?: string;
                 };
+                /**
+                 * @example {
+                 *       "length": 24,
+                 *       "exclude_similar": "true"
+                 *     }
+                 */
                 "multipart/form-data": {
                     /**
                      * @description Password length.
@@ -466,6 +493,13 @@ export interface operations {
                      */
                     exclude?: string;
                 };
+                /**
+                 * @example {
+                 *       "length": 24,
+                 *       "symbols": false,
+                 *       "exclude": "{}[]"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Password length, 8 to 128. Default 16.
