@@ -12,6 +12,8 @@ import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type OpenOpti
 
 /** How long one store call of a request may take before it answers 503. */
 export const QUERY_DEADLINE_MS = 1500;
+/** How long a statement cancelled at the deadline gets to confirm it did not go through. */
+const CANCEL_GRACE_MS = 250;
 /** How long `serve` keeps retrying the first connection at start. */
 const CONNECT_RETRY_MS = 30_000;
 /** Connections of one process; admission is one short statement, so a few go far. */
@@ -57,12 +59,26 @@ function isConnectionProblem(error: unknown): boolean {
 
 function raceDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: Timer | undefined;
+  let expired = false;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError("unreachable")), ms);
+    timer = setTimeout(() => {
+      // Cancel the statement (still queued for a connection, or running on the server) and give the
+      // cancellation a moment to land: a statement that went through after its request was
+      // answered 503 would count an admission nobody got. One the server finished anyway wins the
+      // race below with its result.
+      expired = true;
+      (work as { cancel?: () => unknown }).cancel?.();
+      timer = setTimeout(() => reject(new StoreUnavailableError("unreachable")), CANCEL_GRACE_MS);
+    }, ms);
   });
   // A query that loses the race still settles later; nobody is left waiting for it.
   work.catch(() => {});
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([work, deadline])
+    .catch((error) => {
+      // Past the deadline any failure, the cancellation's own included, means "not now".
+      throw expired ? new StoreUnavailableError("unreachable") : error;
+    })
+    .finally(() => clearTimeout(timer));
 }
 
 /** Runs statements with the deadline; connection problems become StoreUnavailableError. */

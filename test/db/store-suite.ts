@@ -15,6 +15,8 @@ export interface Backend {
   /** Makes the database unable to answer (a held write lock, a stopped server); returns the undo. */
   makeUnavailable(spec: string): Promise<() => Promise<void>>;
   problem: "busy" | "unreachable";
+  /** Makes the database answer too late (the counters' table locked by another session), if it can. */
+  makeSlow?(spec: string): Promise<() => Promise<void>>;
 }
 
 const NOW = new Date("2026-11-22T12:00:00Z");
@@ -35,12 +37,48 @@ export function storeSuite(backend: Backend): void {
         expect(await store.keys.list()).toEqual([record]);
         const later = new Date(NOW.getTime() + 1000);
         expect((await other.keys.authenticate(key, later))?.last_used_at).toBe(later.toISOString());
-        expect(await other.keys.authenticate(`${key.slice(0, -1)}x`, later)).toBeNull();
+        expect(await other.keys.authenticate(`${key.slice(0, -1)}${key.endsWith("x") ? "y" : "x"}`, later)).toBeNull();
         expect(await other.keys.authenticate(null, later)).toBeNull();
         expect((await store.keys.revoke(String(record.id), later)).status).toBe("revoked");
         expect((await store.keys.revoke(String(record.id), later)).status).toBe("already_revoked");
         expect(await other.keys.authenticate(key, later)).toBeNull();
         expect((await store.keys.revoke("999", later)).status).toBe("not_found");
+      } finally {
+        await other.close();
+        await store.close();
+      }
+    });
+
+    test("revoke by whole key, by prefix, and an ambiguous prefix that revokes nothing", async () => {
+      const { store, spec } = await open();
+      const other = await backend.reopen(spec);
+      try {
+        // Keys until two share their 8-character prefix (`genapi_` + one of 62 characters).
+        const created: { key: string; record: { id: number; prefix: string } }[] = [];
+        const byShortPrefix = new Map<string, number>();
+        while (created.length < 63) {
+          const made = await store.keys.create({ name: `k${created.length}`, dailyLimit: null }, NOW);
+          created.push(made);
+          const short = made.key.slice(0, 8);
+          byShortPrefix.set(short, (byShortPrefix.get(short) ?? 0) + 1);
+          if (byShortPrefix.get(short) === 2) break;
+        }
+        const shared = [...byShortPrefix].find(([, n]) => n === 2)![0];
+        const ambiguous = await store.keys.revoke(shared, NOW);
+        expect(ambiguous.status).toBe("ambiguous");
+        expect(ambiguous.status === "ambiguous" && ambiguous.matches.map((m) => m.prefix.slice(0, 8))).toEqual([shared, shared]);
+        expect((await store.keys.list()).every((k) => k.revoked_at === null)).toBe(true);
+
+        const [byKey, byPrefix] = created.filter((c) => c.key.startsWith(shared));
+        expect(await store.keys.revoke(byKey!.key, NOW)).toMatchObject({ status: "revoked", record: { id: byKey!.record.id } });
+        expect(await store.keys.revoke(byPrefix!.record.prefix, NOW)).toMatchObject({ status: "revoked", record: { id: byPrefix!.record.id } });
+        // The other handle sees both revoked at once; the rest still authenticate.
+        expect(await other.keys.authenticate(byKey!.key, NOW)).toBeNull();
+        expect(await other.keys.authenticate(byPrefix!.key, NOW)).toBeNull();
+        const rest = created.filter((c) => c !== byKey && c !== byPrefix);
+        for (const c of rest) expect((await other.keys.authenticate(c.key, NOW))?.id).toBe(c.record.id);
+        // A prefix shorter than 8 characters, or not a key's start, finds nothing.
+        expect((await store.keys.revoke("genapi_", NOW)).status).toBe("not_found");
       } finally {
         await other.close();
         await store.close();
@@ -117,6 +155,7 @@ export function storeSuite(backend: Backend): void {
     test(`a database that cannot answer: StoreUnavailableError("${backend.problem}") within 2 s, then back by itself`, async () => {
       const { store, spec } = await open();
       try {
+        expect(await store.ready()).toBe(true);
         await store.quota.admit("u", 10, NOW);
         const undo = await backend.makeUnavailable(spec);
         let error: unknown;
@@ -127,7 +166,12 @@ export function storeSuite(backend: Backend): void {
           error = e;
         }
         const ms = performance.now() - started;
+        const readyStarted = performance.now();
+        const readyWhileDown = await store.ready();
+        const readyMs = performance.now() - readyStarted;
         await undo();
+        expect(readyWhileDown).toBe(false);
+        expect(readyMs).toBeLessThan(2_000);
         expect(error).toBeInstanceOf(StoreUnavailableError);
         expect((error as StoreUnavailableError).problem).toBe(backend.problem);
         expect(ms).toBeLessThan(2_000);
@@ -141,5 +185,28 @@ export function storeSuite(backend: Backend): void {
         await store.close();
       }
     }, 20_000);
+
+    if (backend.makeSlow) {
+      const makeSlow = backend.makeSlow;
+      test("a database that answers too late: StoreUnavailableError within 2 s, and the abandoned admission never counts", async () => {
+        const { store, spec } = await open();
+        try {
+          await store.quota.admit("s", 10, NOW);
+          const undo = await makeSlow(spec);
+          const started = performance.now();
+          const outcomes = await Promise.allSettled([store.quota.admit("s", 10, NOW), store.quota.admit("s", 10, NOW)]);
+          const ms = performance.now() - started;
+          await undo();
+          expect(outcomes.map((o) => o.status === "rejected" && o.reason instanceof StoreUnavailableError)).toEqual([true, true]);
+          expect(ms).toBeLessThan(2_000);
+          // The statements that lost the race must not go through once the lock is gone.
+          await Bun.sleep(500);
+          expect((await store.quota.peek("s", 10, NOW)).remaining).toBe(9);
+          expect((await store.quota.admit("s", 10, NOW)).remaining).toBe(8);
+        } finally {
+          await store.close();
+        }
+      }, 20_000);
+    }
   });
 }

@@ -1,4 +1,5 @@
 // The store contract (store-suite.ts) on the embedded SQLite file and on a real PostgreSQL.
+import { SQL } from "bun";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { openStore } from "../../src/db/open-store.ts";
@@ -30,5 +31,17 @@ storeSuite({
   async makeUnavailable() {
     stopServer();
     return async () => startServer();
+  },
+  async makeSlow(spec) {
+    // Another session holds the counters' table: statements on it wait, as on an overloaded server.
+    const sql = new SQL(spec, { max: 1 });
+    const holder = await sql.reserve();
+    await holder`BEGIN`;
+    await holder`LOCK TABLE usage_counters IN ACCESS EXCLUSIVE MODE`;
+    return async () => {
+      await holder`ROLLBACK`;
+      holder.release();
+      await sql.close();
+    };
   },
 });
