@@ -49,8 +49,16 @@ export function renderReport(results: BenchResults, charts: ChartRef[] = []): st
 /** A run with --only: which sections it left out, so nobody takes the report for a full one. */
 function partialNote(results: BenchResults): string[] {
   const left = ORDER.filter((id) => !results.sections.some((s) => s.id === id));
-  if (left.length === 0 || results.mode === "smoke") return [];
-  return [`**A partial run** (\`--only ${results.sections.map((s) => s.id).join(",")}\`): ${left.join(", ")} ${left.length === 1 ? "was" : "were"} not run here; \`npm run bench\` runs every section.`, ""];
+  const carried = results.sections.filter((s) => s.carried);
+  if ((left.length === 0 && carried.length === 0) || results.mode === "smoke") return [];
+  const ran = results.sections.filter((s) => !s.carried).map((s) => s.id);
+  const lines = [`**A partial run** (\`--only ${ran.join(",")}\`): only ${ran.join(", ")} ${ran.length === 1 ? "was" : "were"} measured in this run.`];
+  for (const section of carried) {
+    const from = section.carried!;
+    lines.push(`${section.id} is carried over from the run of ${from.startedAt.slice(0, 16).replace("T", " ")} UTC (${from.runs} runs, load average ${from.loadBefore.toFixed(2)}, ${from.loadAfter.toFixed(2)}).`);
+  }
+  if (left.length > 0) lines.push(`Not in this report: ${left.join(", ")}.`);
+  return [`${lines.join(" ")} \`npm run bench\` runs every section.`, ""];
 }
 
 function targetLine(target: Target): string {
@@ -60,6 +68,7 @@ function targetLine(target: Target): string {
 
 function renderSection(section: SectionResult, number: number, charts: ChartRef[] = []): string[] {
   const lines = [`## ${number}. ${section.title}`, ""];
+  if (section.carried) lines.push(`_Carried over from the run of ${section.carried.startedAt.slice(0, 16).replace("T", " ")} UTC, not measured in this run (its ratios compare measurements of that run)._`, "");
   if (section.error) return [...lines, "The section failed:", "", "```", section.error, "```", ""];
   for (const table of section.tables) lines.push(...renderTable(table));
   if (charts.length > 0) lines.push(charts.map((chart) => `![${chart.title}](${chart.path})`).join("\n"), "");

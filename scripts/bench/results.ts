@@ -75,6 +75,8 @@ export interface SectionResult {
   /** Samples over time, for charts. */
   series?: Series[];
   seconds: number;
+  /** Not measured in this run: taken from an earlier run's results (run.ts --carry). */
+  carried?: { startedAt: string; runs: number; loadBefore: number; loadAfter: number };
 }
 
 export interface Machine {

@@ -3,11 +3,12 @@
 // nothing and writes its report elsewhere: the test suite runs it so the harness cannot rot.
 //
 //   bun scripts/bench/run.ts [--smoke] [--out FILE] [--json FILE] [--only a,b] [--runs N]
-//                            [--sizes PAGES,PAGES] [--binary PATH] [--keep]
+//                            [--sizes PAGES,PAGES] [--binary PATH] [--keep] [--carry FILE]
 // --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
 // crawl-cli, jobs); --binary measures another genapi executable (e.g. a scratch build of a
-// proposed change); --keep leaves the work directory.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// proposed change); --keep leaves the work directory; --carry takes the sections this run leaves
+// out from an earlier run's --json file, marked in the report as carried over.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     sizes: { type: "string" },
     binary: { type: "string" },
     keep: { type: "boolean", default: false },
+    carry: { type: "string" },
   },
 });
 
@@ -62,6 +64,13 @@ try {
     );
     if (section.error) log(`${id}: FAILED: ${section.error}`);
     sections.push(section);
+  }
+  if (values.carry !== undefined) {
+    const earlier = JSON.parse(readFileSync(values.carry, "utf8")) as BenchResults;
+    const carried = { startedAt: earlier.startedAt, runs: earlier.runs, loadBefore: earlier.machine.loadBefore, loadAfter: earlier.machine.loadAfter };
+    for (const section of earlier.sections) {
+      if (!sections.some((s) => s.id === section.id)) sections.push({ ...section, carried: section.carried ?? carried });
+    }
   }
   const results: BenchResults = {
     mode: values.smoke ? "smoke" : "full",
