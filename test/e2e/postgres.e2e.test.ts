@@ -180,6 +180,7 @@ describe("an unreachable server at start", () => {
       expect(code).toBe(1);
       expect(performance.now() - started).toBeLessThan(5_000);
       expect(stdout).toBe("");
+      expect(stderr).not.toContain(PASSWORD);
       const lines = stderr.split("\n").filter((line) => line !== "");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toStartWith(`genapi: cannot open database ${url.replace(`:${PASSWORD}@`, ":***@")}: `);
