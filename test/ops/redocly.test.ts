@@ -19,7 +19,7 @@ describe("redocly lint of /swagger/json", () => {
   let document: Record<string, any>;
   beforeAll(async () => {
     server = await startBinary({ args: ["--free-daily-limit", "20"] });
-    document = await (await fetch(`${server.url}/swagger/json`)).json();
+    document = (await (await fetch(`${server.url}/swagger/json`)).json()) as Record<string, any>;
   });
   afterAll(async () => {
     expect(await server.stop()).toBe(0);
