@@ -49,6 +49,15 @@ describe.skipIf(!!chromium.skip)("Swagger UI in a browser", () => {
     expect(operations).toContain("GET /api.php");
     expect(operations).toContain("POST /api.php");
     expect(operations).toContain("POST /api/generate");
+    // Every operation of the document is rendered: the job endpoints and /metrics too.
+    const spec = (await (await fetch(`${server.url}/swagger/json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(spec.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((method) => ["get", "post", "put", "delete", "patch"].includes(method))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(documented).toContain("DELETE /api/jobs/{id}");
+    expect([...operations].sort()).toEqual(documented.sort());
 
     await page.click(`${GET_PASSWORD_BLOCK}?.querySelector(".opblock-summary-control, .opblock-summary")`, "the GET /api.php summary");
     await page.click(`${GET_PASSWORD_BLOCK}?.querySelector("button.try-out__btn")`, 'the "Try it out" button');
