@@ -112,4 +112,41 @@ describe("the generated client against the compiled server", () => {
     const cancelled = await client.DELETE("/api/jobs/{id}", { params: { path: { id } }, headers });
     check("DELETE", "/api/jobs/{id}", cancelled.response, cancelled.data ?? cancelled.error);
   }, 60_000);
+  test("/api/jobs results: events, sitemap.xml 200 once succeeded, 409 before, 404 part", async () => {
+    const headers = { "X-API-Key": premium };
+    const created = await client.POST("/api/jobs", { body: { url: `${site.url}/` }, headers });
+    expect(created.response.status).toBe(202);
+    const id = created.data!.data.id;
+    // The stream ends with its `done` event, so reading it whole waits for the job to finish.
+    const events = await client.GET("/api/jobs/{id}/events", { params: { path: { id } }, headers, parseAs: "text" });
+    expect(events.response.status).toBe(200);
+    check("GET", "/api/jobs/{id}/events", events.response, events.data);
+    expect(events.data).toContain("event: done");
+    const sitemap = await client.GET("/api/jobs/{id}/sitemap.xml", { params: { path: { id } }, headers, parseAs: "text" });
+    expect(sitemap.response.status).toBe(200);
+    check("GET", "/api/jobs/{id}/sitemap.xml", sitemap.response, sitemap.data);
+    expect(sitemap.data).toContain(`<loc>${site.url}/a</loc>`);
+    const part = await client.GET("/api/jobs/{id}/{part}", { params: { path: { id, part: "sitemap-9.xml" } }, headers });
+    expect(part.response.status).toBe(404);
+    check("GET", "/api/jobs/{id}/{part}", part.response, part.error);
+
+    // A server that runs no job (--max-jobs 0) keeps it queued: its sitemap is not there yet.
+    const dbPath = join(tempDir(), "queued.db");
+    const key = await createKey(dbPath, "--daily-limit", "10");
+    const idle = await startBinary({ dbPath, args: ["--allow-private-targets", "--max-jobs", "0"] });
+    try {
+      const idleClient = createClient<paths>({ baseUrl: idle.url });
+      const queued = await idleClient.POST("/api/jobs", { body: { url: `${site.url}/` }, headers: { "X-API-Key": key } });
+      expect(queued.response.status).toBe(202);
+      const early = await idleClient.GET("/api/jobs/{id}/sitemap.xml", {
+        params: { path: { id: queued.data!.data.id } },
+        headers: { "X-API-Key": key },
+      });
+      expect(early.response.status).toBe(409);
+      check("GET", "/api/jobs/{id}/sitemap.xml", early.response, early.error);
+      expect(early.error).toEqual({ success: false, message: `Job ${queued.data!.data.id} is queued.` });
+    } finally {
+      expect(await idle.stop()).toBe(0);
+    }
+  }, 60_000);
 });
