@@ -188,6 +188,8 @@ class Crawl {
   private readonly request: Requester;
   private readonly productToken: string;
   private scope = "";
+  /** `${scope}/`: every URL of the crawl starts with it (judgeLink tests it for every link). */
+  private scopePrefix = "";
   private robots: RobotsRules | undefined;
   /** Frontier items taken from the state and not started yet. */
   private buffer: FrontierItem[] = [];
@@ -231,7 +233,7 @@ class Crawl {
     let url: string;
     if (resumed) {
       url = resumed.start;
-      this.scope = originOf(url);
+      this.setScope(url);
       this.robots = await startPhase(() => fetchRobots(this.scope, this.request, this.productToken));
       this.pagesCrawled = resumed.pagesCrawled;
       this.urlsListed = resumed.urlsListed;
@@ -240,7 +242,7 @@ class Crawl {
     } else {
       const start = await startPhase(() => this.fetchStart(startUrl));
       url = start.url;
-      this.scope = originOf(url);
+      this.setScope(url);
       this.robots = start.robots;
       await this.finish(null, start.chain, url, start.page, 0, start.pages, url);
       if (this.options.sitemaps_from_robots) await this.queueRobotsSitemaps();
@@ -256,6 +258,11 @@ class Crawl {
       stopped,
       durationMs: this.deps.now() - this.started,
     };
+  }
+
+  private setScope(url: string): void {
+    this.scope = originOf(url);
+    this.scopePrefix = `${this.scope}/`;
   }
 
   private async nothingListedReason(): Promise<string> {
@@ -428,7 +435,7 @@ class Crawl {
    * already is the state's to say.
    */
   private judgeLink(url: string, depth: number): LinkVerdict | null {
-    if (url.length > this.limits.maxUrlLength || !url.startsWith(`${this.scope}/`)) return null;
+    if (url.length > this.limits.maxUrlLength || !url.startsWith(this.scopePrefix)) return null;
     if (!this.robots!.allows(url)) return { url, depth, excluded: "robots" };
     if (this.filter.excluded(url) || !this.filter.withinDepth(depth)) return { url, depth, excluded: "filtered" };
     return { url, depth };

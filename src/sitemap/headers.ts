@@ -43,6 +43,19 @@ const ASCTIME_DATE = /^[A-Z][a-z]{2} ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(
  */
 export function lastModifiedOf(headers: Headers, now: number): string | undefined {
   const value = headers.get("last-modified")?.trim() ?? "";
+  // Sites send one date for many pages: an IMF-fixdate's reading depends on the string alone.
+  if (value === lastFixdate.value) return lastFixdate.time > now ? undefined : lastFixdate.iso;
+  const read = readHttpDate(value, now);
+  if (read === undefined) return undefined;
+  if (IMF_FIXDATE.test(value)) Object.assign(lastFixdate, { value, ...read });
+  return read.time > now ? undefined : read.iso;
+}
+
+/** The last IMF-fixdate read, and what it reads as. */
+const lastFixdate = { value: "", time: 0, iso: undefined as string | undefined };
+
+/** An HTTP date as a time and its W3C datetime; undefined when it is no valid date. */
+function readHttpDate(value: string, now: number): { time: number; iso: string } | undefined {
   let fields: [day: string, month: string, year: number, hour: string, minute: string, second: string] | undefined;
   let match: RegExpExecArray | null;
   if ((match = IMF_FIXDATE.exec(value))) {
@@ -62,8 +75,7 @@ export function lastModifiedOf(headers: Headers, now: number): string | undefine
   // Date.UTC rolls "31 Feb" or "25:00" over into another date (and maps years 0-99 to 19xx).
   const check = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
   if (check.join() !== [year, month, day, hour, minute, second].join()) return undefined;
-  if (time > now) return undefined;
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+  return { time, iso: date.toISOString().replace(/\.\d{3}Z$/, "Z") };
 }
 
 /**

@@ -25,6 +25,14 @@ describe("mediaTypeOf / isHtml", () => {
 });
 
 describe("lastModifiedOf", () => {
+  test("a date read before is judged against each call's now (the reading is remembered, not the verdict)", () => {
+    const date = h({ "last-modified": "Sun, 22 Nov 2026 10:15:00 GMT" });
+    expect(lastModifiedOf(date, Date.UTC(2026, 10, 23))).toBe("2026-11-22T10:15:00Z");
+    expect(lastModifiedOf(date, NOW)).toBeUndefined(); // later than now
+    expect(lastModifiedOf(date, Date.UTC(2026, 10, 23))).toBe("2026-11-22T10:15:00Z");
+    expect(lastModifiedOf(h({}), NOW)).toBeUndefined();
+    expect(lastModifiedOf(h({ "last-modified": "Sun, 22 Nov 2026 10:15:00 GMT " }), Date.UTC(2026, 10, 23))).toBe("2026-11-22T10:15:00Z");
+  });
   test("a valid IMF-fixdate becomes a W3C datetime in UTC", () => {
     expect(lastModifiedOf(h({ "last-modified": "Sat, 21 Nov 2026 10:15:00 GMT" }), NOW)).toBe("2026-11-21T10:15:00Z");
     expect(lastModifiedOf(h({ "last-modified": "Tue, 29 Feb 2028 23:59:59 GMT" }), Date.UTC(2030, 0))).toBe("2028-02-29T23:59:59Z");
