@@ -71,10 +71,11 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     admit: admission.admit,
     storeError: (error) => storeErrorResponse(error),
     log: (message) => io.stderr(`genapi: ${message}\n`),
+    countPages: (pages) => metrics.crawlPages(pages),
   });
   const app = createApp({
     jobs: jobs.routes,
-    metrics: metricsRoutes(metrics.registry),
+    metrics: metricsRoutes(metrics.scrape),
     isReady: () => store.ready(),
     sitemap: {
       ...admissionDeps,

@@ -39,6 +39,8 @@ export interface RunnerDeps {
   /** Sends the finished job to its callback URL, if it has one. */
   notify: (jobId: string) => Promise<void>;
   log: (message: string) => void;
+  /** Page requests a run made (its own, not its earlier attempts'): for the metrics. */
+  countPages?: (pages: number) => void;
 }
 
 export class JobRunner {
@@ -132,6 +134,7 @@ export class JobRunner {
           timeoutMs: Math.max(0, this.deps.jobTimeoutMs - job.progress.elapsed_ms),
           progress: (p) => (progress = p),
         });
+        this.deps.countPages?.(end.progress.pages_crawled - job.progress.pages_crawled);
       }
       progress = end.progress;
       await checking;

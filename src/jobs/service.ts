@@ -26,6 +26,8 @@ export interface JobServiceDeps {
   storeError: JobsDeps["storeError"];
   log: (message: string) => void;
   resolve?: Resolver;
+  /** Page requests of each job run, for the metrics. */
+  countPages?: (pages: number) => void;
 }
 
 export function createJobService(config: JobConfig, deps: JobServiceDeps) {
@@ -62,6 +64,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
       log: deps.log,
     }),
     log: deps.log,
+    countPages: deps.countPages,
   });
   let retention: { stop: () => Promise<void> } | undefined;
   const stopping = new AbortController();

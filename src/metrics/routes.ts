@@ -1,7 +1,7 @@
 // GET /metrics: Prometheus text exposition, no key (scrapers run beside the service; nothing in
 // it names a client, a key or a URL).
 import { Elysia } from "elysia";
-import type { Registry } from "prom-client";
+import type { Scrape } from "./metrics.ts";
 import { OPEN_ENDPOINT } from "../http/openapi.ts";
 
 const EXAMPLE = [
@@ -11,12 +11,13 @@ const EXAMPLE = [
   "",
 ].join("\n");
 
-export function metricsRoutes(registry: Registry) {
+export function metricsRoutes(scrape: () => Promise<Scrape>) {
   return new Elysia({ name: "metrics" }).get(
     "/metrics",
     async ({ set }) => {
-      set.headers["content-type"] = registry.contentType;
-      return await registry.metrics();
+      const { contentType, body } = await scrape();
+      set.headers["content-type"] = contentType;
+      return body;
     },
     {
       detail: {

@@ -125,10 +125,17 @@ describe("GET /metrics (compiled executable)", () => {
     expect(histogram("genapi_http_request_duration_seconds_count")).toBe(5);
     expect(histogram("genapi_http_request_duration_seconds_bucket")).toBeGreaterThan(0);
     expect(value(after, "genapi_quota_refusals_total") - value(before, "genapi_quota_refusals_total")).toBe(2);
-    // The fixture site has two pages: / and /a.
-    expect(value(after, "genapi_crawl_pages_total") - value(before, "genapi_crawl_pages_total")).toBe(2);
     expect(value(after, "genapi_crawls_running")).toBe(0);
     expect(value(after, "genapi_jobs")).toBe(1);
+    // The fixture site has two pages: / and /a; the crawl fetched them, and the job does once it has run.
+    const crawlPages = (samples: Sample[]) => value(samples, "genapi_crawl_pages_total") - value(before, "genapi_crawl_pages_total");
+    expect([2, 4]).toContain(crawlPages(after));
+    for (let status = ""; status !== "succeeded"; await Bun.sleep(50)) {
+      const job = (await (await fetch(`${server.url}/api/jobs/${jobId}`, { headers: { "x-api-key": key } })).json()) as { data: { status: string } };
+      status = job.data.status;
+      expect(["queued", "running", "succeeded"]).toContain(status);
+    }
+    expect(crawlPages((await scrape()).samples)).toBe(4);
 
     const forbidden = [key, "wrong-key", jobId, "not-a-job", site.url, new URL(site.url).host, "127.0.0.1", "::1", "/no/such"];
     const labelValues = new Set(after.flatMap((s) => Object.values(s.labels)));
