@@ -15,7 +15,7 @@ import {
 } from "./config.ts";
 import { processCrawlIo, runCrawlCommand } from "./crawl/command.ts";
 import { openStore } from "./db/open-store.ts";
-import { scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
+import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
 import type { KeyRecord } from "./keys/key-store.ts";
 import { ListenError, startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
@@ -149,7 +149,7 @@ async function withStore<T>(flags: Record<string, unknown>, io: CliIo, fn: (stor
     return await fn(store);
   } catch (error) {
     if (error instanceof Error && error.message.startsWith("--")) throw new UsageError(error.message);
-    if (error instanceof StoreUnavailableError) throw new StoreOpenError(error.message);
+    if (error instanceof StoreUnavailableError) throw new StoreOpenError(`cannot use database ${redactSpec(spec)}: it is ${error.problem}`);
     throw new StoreOpenError(`database error: ${scrub(String((error as Error)?.message ?? error).split("\n")[0]!, spec)}`);
   } finally {
     await store.close();

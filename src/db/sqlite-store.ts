@@ -10,7 +10,7 @@ import { authenticate, createKey, listKeys, revokeKey } from "../keys/key-store.
 import { admit, peek, release } from "../quota/quota.ts";
 import { openDatabase } from "./database.ts";
 import { migrations } from "./migrations.ts";
-import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store } from "./store.ts";
+import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "./store.ts";
 
 /** How long a statement of the server keeps retrying another process's lock before a 503. */
 export const STORE_WAIT_MS = 1500;
@@ -25,8 +25,22 @@ function isBusy(error: unknown): boolean {
 }
 
 /**
+ * The problem an SQLite error shows in the database itself (not in the statement): a request then
+ * answers 503 naming it, as /readyz does, instead of a 500 with a stack for every request.
+ */
+export function sqliteProblem(error: unknown): StoreProblem | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return null;
+  if (code.startsWith("SQLITE_FULL")) return "full";
+  if (code.startsWith("SQLITE_READONLY")) return "read-only";
+  if (/^SQLITE_(IOERR|CORRUPT|NOTADB|CANTOPEN)/.test(code)) return "failing";
+  return null;
+}
+
+/**
  * Runs statements on `db` without ever waiting inside SQLite: a busy statement is retried after a
  * short pause that yields to other requests; past `waitMs` it throws StoreUnavailableError("busy").
+ * A database that takes no writes or fails to read throws StoreUnavailableError at once.
  * `fn` must be safe to run again after it failed busy (one statement, or one transaction).
  */
 export function sqliteAccess(db: Database, waitMs = STORE_WAIT_MS): SqliteAccess {
@@ -36,7 +50,10 @@ export function sqliteAccess(db: Database, waitMs = STORE_WAIT_MS): SqliteAccess
       try {
         return fn(db);
       } catch (error) {
-        if (!isBusy(error)) throw error;
+        if (!isBusy(error)) {
+          const problem = sqliteProblem(error);
+          throw problem === null ? error : new StoreUnavailableError(problem);
+        }
         if (performance.now() + pause > deadline) throw new StoreUnavailableError("busy");
         await Bun.sleep(pause);
       }

@@ -31,7 +31,11 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type StoreProblem = "busy" | "unreachable";
+/**
+ * Why the store cannot serve now: another process's lock, a server out of reach, or an SQLite file
+ * that takes no writes (a full disk, a read-only file) or fails to read (I/O errors, corruption).
+ */
+export type StoreProblem = "busy" | "unreachable" | "full" | "read-only" | "failing";
 
 /**
  * The store cannot answer now: another process holds SQLite's write lock past the wait, or

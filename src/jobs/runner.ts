@@ -48,6 +48,8 @@ export class JobRunner {
   private timer: Timer | undefined;
   private stopping = false;
   private polling = false;
+  /** Why the last look for work failed (the store down): logged once, not at every poll. */
+  private claimProblem: string | null = null;
 
   constructor(private readonly deps: RunnerDeps) {}
 
@@ -65,7 +67,15 @@ export class JobRunner {
     if (this.stopping || this.polling) return;
     this.polling = true;
     this.fill()
-      .catch((error) => this.deps.log(`job claim failed: ${(error as Error).message}`))
+      .then(() => {
+        if (this.claimProblem !== null) this.deps.log("job claims resumed");
+        this.claimProblem = null;
+      })
+      .catch((error) => {
+        const problem = (error as Error)?.message ?? String(error);
+        if (problem !== this.claimProblem) this.deps.log(`job claim failed: ${problem}`);
+        this.claimProblem = problem;
+      })
       .finally(() => (this.polling = false));
   }
 

@@ -85,12 +85,33 @@ async function startAsNobody(dbPath: string): Promise<RunningBinary> {
   return startBinary({ dbPath, wrapper: ["runuser", "-u", "nobody", "--", binary] });
 }
 
-describe("/readyz tells whether the database takes writes", () => {
+/**
+ * Requests that need the database answer 503 naming the problem, with Retry-After and no stack on
+ * stderr: only one line each from the job runner (it cannot claim jobs, however often it polls) and
+ * the retention sweep;
+ * /api.php, which needs none, still answers.
+ */
+async function expectStoreRefusal(server: RunningBinary, key: string, message: string): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    const res = await generate(server, key, `${site.url}/`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("2");
+    expect(await res.json()).toEqual({ success: false, message });
+  }
+  expect((await fetch(`${server.url}/api.php`)).status).toBe(200);
+  await Bun.sleep(1_500); // the runner polls every second
+  const lines = server.stderr().split("\n").filter(Boolean);
+  expect(lines).toContain(`genapi: job claim failed: ${message}`);
+  expect(lines.filter((line) => line !== `genapi: job claim failed: ${message}` && line !== `genapi: job retention: ${message}`)).toEqual([]);
+  expect(new Set(lines).size).toBe(lines.length);
+}
+
+describe("/readyz and requests tell whether the database takes writes", () => {
   test.skipIf(!isRoot)("a read-only database file (server not root): /readyz 503, /healthz 200", async () => {
     const dir = tempDir();
     chmodSync(dir, 0o777);
     const dbPath = join(dir, "genapi.db");
-    await createKey(dbPath);
+    const key = await createKey(dbPath);
     chmodSync(dbPath, 0o444);
     const server = await startAsNobody(dbPath);
     try {
@@ -98,6 +119,12 @@ describe("/readyz tells whether the database takes writes", () => {
       const ready = await fetch(`${server.url}/readyz`);
       expect(ready.status).toBe(503);
       expect(await ready.json()).toEqual({ status: "database unavailable" });
+      await expectStoreRefusal(server, key, "Service temporarily unavailable: the database is read-only.");
+      const binary = await ensureBinary();
+      const cli = Bun.spawnSync(["runuser", "-u", "nobody", "--", binary, "keys", "create", "--name", "more", "--db", dbPath]);
+      expect(cli.exitCode).toBe(1);
+      expect(cli.stdout.toString()).toBe("");
+      expect(cli.stderr.toString()).toBe(`genapi: cannot use database ${dbPath}: it is read-only\n`);
     } finally {
       await server.stop();
     }
@@ -105,7 +132,7 @@ describe("/readyz tells whether the database takes writes", () => {
 
   test("a corrupted file: /readyz 503", async () => {
     const dbPath = join(tempDir(), "genapi.db");
-    await createKey(dbPath);
+    const key = await createKey(dbPath);
     // Every page but the header page (schema and version stay readable, so the server starts).
     const size = statSync(dbPath).size;
     const fd = openSync(dbPath, "r+");
@@ -115,6 +142,7 @@ describe("/readyz tells whether the database takes writes", () => {
     try {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      await expectStoreRefusal(server, key, "Service temporarily unavailable: the database is failing.");
     } finally {
       await server.stop();
     }

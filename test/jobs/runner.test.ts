@@ -58,3 +58,45 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
   const xml = new TextDecoder().decode(Bun.gunzipSync((await store.getPart(id, 0)) as Uint8Array<ArrayBuffer>));
   expect(xml).toContain("<loc>http://site.test/1</loc>");
 });
+
+test("a store that fails claims is logged once per problem, and once when claims work again", async () => {
+  const db = new Database(":memory:", { strict: true });
+  migrate(db, [...migrations, sqliteJobsMigration]);
+  const direct = async <T>(fn: (d: Database) => T) => fn(db);
+  const real = createSqliteJobStore({ read: direct, write: direct });
+  const failures = ["Service temporarily unavailable: the database is busy.", "Service temporarily unavailable: the database is busy.", "Service temporarily unavailable: the database is busy.", "Service temporarily unavailable: the database is failing."];
+  let claims = 0;
+  const store = {
+    ...real,
+    claim: async (...args: Parameters<typeof real.claim>) => {
+      const failure = failures[claims++];
+      if (failure !== undefined) throw new Error(failure);
+      return real.claim(...args);
+    },
+  };
+  const logged: string[] = [];
+  const runner = new JobRunner({
+    store,
+    owner: "one",
+    maxJobs: 1,
+    leaseMs: 1_000,
+    jobTimeoutMs: 60_000,
+    pollMs: 5,
+    now: Date.now,
+    crawl: async () => {
+      throw new Error("no job is queued");
+    },
+    publish: async () => null,
+    notify: async () => {},
+    log: (line) => logged.push(line),
+  });
+  runner.start();
+  for (let i = 0; i < 400 && claims < failures.length + 3; i++) await Bun.sleep(5);
+  await runner.stop();
+  expect(claims).toBeGreaterThanOrEqual(failures.length + 3);
+  expect(logged).toEqual([
+    "job claim failed: Service temporarily unavailable: the database is busy.",
+    "job claim failed: Service temporarily unavailable: the database is failing.",
+    "job claims resumed",
+  ]);
+});
