@@ -165,7 +165,7 @@ const error = (description: string, message: string, headers: ResponseHeaders = 
 });
 
 const unauthorized = error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.");
-const storeDown = error("The database is busy or unreachable; nothing was counted or changed.", "Service temporarily unavailable: the database is unreachable.", retryAfter);
+const storeDown = error("The database is busy, unreachable, full, read-only or failing; nothing was counted or changed.", "Service temporarily unavailable: the database is unreachable.", retryAfter);
 const notFound = error("No job with this id for this key.", "Job not found.");
 const json = (description: string, schema: ReturnType<typeof t.Object>, example: unknown, headers: ResponseHeaders = {}) => ({
   description,
@@ -190,7 +190,7 @@ export const createJobResponses = {
   413: error("Body over 16 KiB.", "Request body is larger than 16 KiB."),
   429: error("Daily quota used up.", "API rate limit exceeded (5 requests per day). Please contact us for premium access.", retryAfter),
   503: error(
-    "Too many jobs waiting, or the database busy or unreachable; the request did not count.",
+    "Too many jobs waiting, or the database busy, unreachable, full, read-only or failing; the request did not count.",
     "The service is busy: too many sitemap jobs are waiting. Try again later.",
     retryAfter,
   ),

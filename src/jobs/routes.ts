@@ -44,7 +44,7 @@ export interface JobsDeps {
   freeDailyLimit: number;
   /** Tells this process's runner that a job is waiting. */
   wake: () => void;
-  /** The answer to an error the store raised (503 while it is busy or unreachable), or null. */
+  /** The answer to an error the store raised (503 while it is busy, unreachable or unusable), or null. */
   storeError: (error: unknown) => Response | null;
   /** How often the event stream looks at the job (ms); at most 2 s. */
   eventsPollMs?: number;

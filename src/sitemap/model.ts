@@ -202,7 +202,7 @@ export const generateResponses = {
     "Could not crawl https://example.com/: no indexable page found (the start page is noindex)",
   ),
   502: error("The start page could not be crawled.", "Could not crawl https://example.com/: HTTP 404"),
-  503: error("Too many crawls running and queued; the request did not count.", "The service is busy: too many sitemap crawls are running. Try again shortly.", {
+  503: error("Too many crawls running and queued, or the database busy, unreachable, full, read-only or failing (`Service temporarily unavailable: the database is <problem>.`); the request did not count.", "The service is busy: too many sitemap crawls are running. Try again shortly.", {
     ...rateLimitHeaders,
     "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } },
   }),

@@ -84,7 +84,7 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
         admitted = outcome;
         return await crawlFor(request, deps, admitted);
       } catch (error) {
-        // The store busy or unreachable: 503, the request not counted (it failed before or at admission).
+        // The store busy, unreachable or unusable: 503, the request not counted (it failed before or at admission).
         const unavailable = storeErrorResponse(error, admitted?.headers);
         if (unavailable) return unavailable;
         console.error(`genapi: POST /api/generate failed: ${(error as Error)?.stack ?? error}`);

@@ -961,7 +961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many crawls running and queued; the request did not count. */
+            /** @description Too many crawls running and queued, or the database busy, unreachable, full, read-only or failing (`Service temporarily unavailable: the database is <problem>.`); the request did not count. */
             503: {
                 headers: {
                     /** @description Requests allowed per UTC day. */
@@ -1172,7 +1172,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is busy or unreachable; nothing was counted or changed. */
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1444,7 +1444,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many jobs waiting, or the database busy or unreachable; the request did not count. */
+            /** @description Too many jobs waiting, or the database busy, unreachable, full, read-only or failing; the request did not count. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1636,7 +1636,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is busy or unreachable; nothing was counted or changed. */
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1817,7 +1817,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is busy or unreachable; nothing was counted or changed. */
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1907,7 +1907,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is busy or unreachable; nothing was counted or changed. */
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2013,7 +2013,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is busy or unreachable; nothing was counted or changed. */
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2101,7 +2101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is busy or unreachable; nothing was counted or changed. */
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
