@@ -54,18 +54,38 @@ export function normaliseLink(href: string, base: string): string | null {
   while (reference.startsWith("./")) reference = reference.slice(2);
   // ".//x" is the relative "/x" below the base's directory, not the root-relative "/x".
   if (reference !== written && reference.startsWith("/")) return normaliseUrl(href, base);
-  if (!SIMPLE_REFERENCE.test(reference) || DOT_SEGMENT.test(reference)) return normaliseUrl(href, base);
+  if (!SIMPLE_REFERENCE.test(reference)) return normaliseUrl(href, base);
   const pathStart = base.indexOf("/", base.indexOf("//") + 2);
+  const origin = base.slice(0, pathStart);
   if (reference.startsWith("/")) {
     if (reference.startsWith("//")) return normaliseUrl(href, base);
-    return base.slice(0, pathStart) + reference;
+    return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(reference) : reference);
   }
   // A relative path whose first segment holds a ":" would read as a scheme ("mailto:x").
   const colon = reference.indexOf(":");
   if (colon >= 0 && (reference.indexOf("/") < 0 || colon < reference.indexOf("/"))) return normaliseUrl(href, base);
   const query = base.indexOf("?", pathStart);
   const path = query < 0 ? base : base.slice(0, query);
-  return path.slice(0, path.lastIndexOf("/") + 1) + reference;
+  const merged = path.slice(pathStart, path.lastIndexOf("/") + 1) + reference;
+  return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(merged) : merged);
+}
+
+/**
+ * RFC 3986 5.2.4 on an absolute path of plain characters ("../x" links are common): what the URL
+ * parser does with "." and ".." segments, without parsing the URL.
+ */
+function removeDotSegments(path: string): string {
+  const segments = path.split("/");
+  const out: string[] = [];
+  const last = segments.length - 1;
+  for (let i = 1; i <= last; i++) {
+    const segment = segments[i]!;
+    if (segment === "..") out.pop();
+    if (segment !== ".." && segment !== ".") out.push(segment);
+    // A path ending in a dot segment names a directory: "/a/b/.." is "/a/".
+    else if (i === last) out.push("");
+  }
+  return `/${out.join("/")}`;
 }
 
 /** The query of `input` as written (without "?"), or null when it has none of its own. */

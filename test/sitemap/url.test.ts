@@ -119,6 +119,7 @@ describe("normaliseLink", () => {
     const bases = ["http://a.test/", "http://a.test/dir/page.html", "https://a.test:8443/dir/sub/?q=1&r=/x", "http://a.test/dir/?", "http://[::1]:8080/p"];
     const hrefs = [
       "/", "/x", "/x/y.html", "x", "x/y", "y.html#frag", "#only", "", "./x", "./", "././x/y", ".//x", "./../x", "../x", "/a/../b", "/a/./b", ".", "..", "/.hidden", "..x", "x..",
+      "../../../x", "../", "x/..", "x/.", "/..", "/.", "/a/b/..", "a/../../b", "../x/./y/../z", "a//../b", "..//x", "../a:b",
       "?q", "/p?q=1", "//b.test/x", "mailto:x@a.test", "javascript:void(0)", "http:x", "HTTP://B.TEST/X", "a:b/c", "a/b:c", "/wiki/Special:Random",
       "/caf%C3%A9", "/café", "x y", "/x\\y", " /padded ", "\t/tab", "/x#a#b", "/a//b", "/~user/", "/!$&'()*+,;=:@",
     ];
@@ -126,5 +127,24 @@ describe("normaliseLink", () => {
       expect(normaliseUrl(base)).toBe(base);
       for (const href of hrefs) expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
     }
+  });
+
+  test("dot segments resolved without the URL parser agree with it: 20,000 seeded references", () => {
+    const bases = ["http://a.test/", "http://a.test/d/p.html", "http://a.test/d/e/", "http://a.test/d/e/f?q=1", "http://a.test:81/d//e/p"];
+    const parts = ["..", ".", "", "a", "b.html", "..x", ".y", "x:y", "~u", "c,d", "%2e", "%2E%2E"];
+    let state = 20261123;
+    const next = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state % n;
+    };
+    let checked = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const segments = Array.from({ length: 1 + next(5) }, () => parts[next(parts.length)]!);
+      const href = (next(3) === 0 ? "/" : "") + segments.join("/") + (next(4) === 0 ? "#f" : "");
+      const base = bases[next(bases.length)]!;
+      expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
+      checked++;
+    }
+    expect(checked).toBe(20_000);
   });
 });
