@@ -2,7 +2,6 @@
 // (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./body.ts";
-import { flattenHtml } from "./flatten-html.ts";
 import { largePages } from "./page-budget.ts";
 import { defaultCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
 import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./crawl-state.ts";
@@ -525,8 +524,7 @@ class Crawl {
         size = bytes.byteLength;
         if (overflow) return { kind: "final", value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true } };
         const html = decodeHtml(bytes, media.charset);
-        // A large page is flattened first: lol-html's memory grows with nesting (flatten-html.ts).
-        const page = this.readPage(url, res.status, res.headers, release ? flattenHtml(html) : html);
+        const page = this.readPage(url, res.status, res.headers, html);
         return { kind: "final", value: { kind: "page", page } };
       });
     } catch (err) {

@@ -1,8 +1,10 @@
 // What one HTML page says: its links to follow, its canonical URL and its robots meta directives.
-// Read with Bun's HTMLRewriter (lol-html), a streaming tokenizer: its cost is linear in the page,
-// where a DOM parser's grows with the square of the unclosed tags of a hostile page.
+// The tags are found by tag-scanner.ts (the HTML tokenizer's rules, no tree): its cost is linear in
+// the page whatever its nesting, where a DOM parser's grows with the square of a hostile page's
+// unclosed tags.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
 import { decodeHTMLAttribute } from "entities";
+import { scanTags } from "./tag-scanner.ts";
 import { normaliseLink, normaliseUrl } from "./url.ts";
 import type { Alternate } from "./xml.ts";
 
@@ -37,7 +39,7 @@ export interface PageFacts {
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
-interface Tags {
+export interface Tags {
   baseHref: string | undefined;
   canonicalHref: string | undefined;
   directives: Directives;
@@ -50,10 +52,7 @@ interface Tags {
 }
 
 export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
-  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
-  if (extras.alternates) tags.alternates = [];
-  if (extras.images) tags.imageSrcs = new Set();
-  readTags(html, tags, productToken.toLowerCase());
+  const tags = readTags(html, productToken, extras);
 
   // The document base: the first <base href>, itself resolved against the page URL.
   const base = (tags.baseHref !== undefined && normaliseUrl(tags.baseHref, pageUrl)) || pageUrl;
@@ -131,68 +130,63 @@ function resolveImage(src: string, base: string): string | null {
   return url;
 }
 
-/** A noscript start or end tag (its name ends at a space, "/" or ">"). */
-const NOSCRIPT_TAG = /<\/?noscript(?=[\s/>])[^>]*>/gi;
-
 /**
- * Adds what the tags of `html` say to `tags`. Script, style, textarea, title, xmp, iframe, noembed
- * and noframes hold text, not markup. So does noscript for lol-html, which assumes scripting; a
- * crawler runs none (its noscripts are plain elements), so noscript tags are removed first and
- * their content is read as the markup it is, once, in one pass. Gathering a noscript's text to read
- * it again cost a JS object per text chunk (660,000 for a 3.3 MB page of nested noscripts: 74 MB,
- * 256 ms), and renaming the tags left lol-html an open element per nesting level (133 MB).
+ * What the tags of `html` say. A crawler runs no scripts, so a noscript's content is read as the
+ * markup it is (the scanner gives noscript no special treatment, as a browser without scripting).
  */
-function readTags(html: string, tags: Tags, productToken: string): void {
-  const rewriter = new HTMLRewriter()
-    .on("a[href], area[href]", {
-      element(el) {
-        const rel = attribute(el, "rel");
-        if (rel === null || !relTokens(rel).includes("nofollow")) tags.hrefs.push(attribute(el, "href")!);
-      },
-    })
-    .on("base[href]", {
-      element(el) {
-        tags.baseHref ??= attribute(el, "href")!;
-      },
-    })
-    .on("link[rel][href]", {
-      element(el) {
-        const rel = relTokens(attribute(el, "rel")!);
-        if (tags.canonicalHref === undefined && rel.includes("canonical")) {
-          tags.canonicalHref = attribute(el, "href")!;
-        }
-        if (tags.alternates && rel.includes("alternate")) {
-          const hreflang = attribute(el, "hreflang");
+export function readTags(html: string, productToken: string, extras: ExtractExtras = {}): Tags {
+  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
+  const alternates: Tags["alternates"] = extras.alternates ? [] : undefined;
+  const imageSrcs: Tags["imageSrcs"] = extras.images ? new Set() : undefined;
+  if (alternates) tags.alternates = alternates;
+  if (imageSrcs) tags.imageSrcs = imageSrcs;
+  const token = productToken.toLowerCase();
+  scanTags(html, ({ name, attributes }) => {
+    const attribute = (key: string) => decoded(attributes.get(key));
+    switch (name) {
+      case "a":
+      case "area": {
+        const href = attribute("href");
+        if (href === undefined) return;
+        const rel = attribute("rel");
+        if (rel === undefined || !relTokens(rel).includes("nofollow")) tags.hrefs.push(href);
+        return;
+      }
+      case "base":
+        tags.baseHref ??= attribute("href");
+        return;
+      case "link": {
+        const [relValue, href] = [attribute("rel"), attribute("href")];
+        if (relValue === undefined || href === undefined) return;
+        const rel = relTokens(relValue);
+        if (tags.canonicalHref === undefined && rel.includes("canonical")) tags.canonicalHref = href;
+        if (alternates && rel.includes("alternate")) {
+          const hreflang = attribute("hreflang");
           // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
-          if (hreflang !== null && tags.alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) {
-            tags.alternates.push({ hreflang, href: attribute(el, "href")! });
-          }
+          if (hreflang !== undefined && alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) alternates.push({ hreflang, href });
         }
-      },
-    })
-    .on("meta[name][content]", {
-      element(el) {
-        const name = attribute(el, "name")!.trim().toLowerCase();
-        if (name === "robots" || name === productToken) {
-          tags.directives = mergeDirectives(tags.directives, metaDirectives(attribute(el, "content")!));
-        }
-      },
-    });
-  const imageSrcs = tags.imageSrcs;
-  if (imageSrcs) {
-    rewriter.on("img[src]", {
-      element(el) {
+        return;
+      }
+      case "meta": {
+        const [metaName, content] = [attribute("name"), attribute("content")];
+        if (metaName === undefined || content === undefined) return;
+        const lower = metaName.trim().toLowerCase();
+        if (lower === "robots" || lower === token) tags.directives = mergeDirectives(tags.directives, metaDirectives(content));
+        return;
+      }
+      case "img": {
+        const src = attribute("src");
         // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
-        if (imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(attribute(el, "src")!);
-      },
-    });
-  }
-  rewriter.transform(html.replace(NOSCRIPT_TAG, ""));
+        if (imageSrcs && src !== undefined && imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(src);
+      }
+    }
+  });
+  return tags;
 }
 
-function attribute(el: HTMLRewriterTypes.Element, name: string): string | null {
-  const raw = el.getAttribute(name);
-  return raw === null ? null : decodeHTMLAttribute(raw);
+/** An attribute value with its character references decoded (most values have none). */
+function decoded(raw: string | undefined): string | undefined {
+  return raw === undefined || !raw.includes("&") ? raw : decodeHTMLAttribute(raw);
 }
 
 function relTokens(rel: string): string[] {

@@ -1,6 +1,5 @@
-// A process-wide bound on the memory that large pages take. A page body costs its bytes, its decoded
-// text and the garbage of its parse (HTMLRewriter's output copy, a <noscript>'s text read again):
-// several times its size until the collector runs. Small pages go freely; a page past `threshold`
+// A process-wide bound on the memory that large pages take. A page body costs its bytes and its
+// decoded text (twice its size for UTF-16) until the collector runs. Small pages go freely; a page past `threshold`
 // bytes waits for one of a few permits before it reads on, holds it until its links are extracted,
 // and the collector runs after every `gcEveryBytes` of large pages, so hostile sites of multi-MB
 // pages under --max-crawls crawls cost a few permits' worth of memory, not crawls x concurrency.

@@ -1,0 +1,232 @@
+// The tag scanner against the HTML tokenizer's rules (exact cases), and against what the crawler
+// read before it (Bun's HTMLRewriter, test/support/html-rewriter-tags.ts) on the bench site's pages,
+// a corpus of tricky fragments and seeded random tag soup built from them.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateSite } from "../../scripts/bench/site.ts";
+import { readTags, type Tags } from "../../src/sitemap/links.ts";
+import { scanTags, type ScannedTag } from "../../src/sitemap/tag-scanner.ts";
+import { htmlRewriterTags } from "../support/html-rewriter-tags.ts";
+
+function scanned(html: string): [string, Record<string, string>][] {
+  const out: [string, Record<string, string>][] = [];
+  scanTags(html, (tag: ScannedTag) => out.push([tag.name, Object.fromEntries(tag.attributes)]));
+  return out;
+}
+
+const hrefs = (html: string) => scanned(html).map(([, attributes]) => attributes.href);
+
+describe("scanTags: the tokenizer's rules", () => {
+  test("reported tags, attribute names lower-cased, values as written, the first of a repeated attribute", () => {
+    expect(scanned(`<A HREF="/x" Rel=next>a</A><p><img src='i.png' SRC=j><link rel=canonical href=/c><meta name=robots content="noindex, nofollow"><base href="/b/"><area href=/r>`)).toEqual([
+      ["a", { href: "/x", rel: "next" }],
+      ["img", { src: "i.png" }],
+      ["link", { rel: "canonical", href: "/c" }],
+      ["meta", { name: "robots", content: "noindex, nofollow" }],
+      ["base", { href: "/b/" }],
+      ["area", { href: "/r" }],
+    ]);
+  });
+
+  test("quoted values may hold > and the other quote; unquoted values end at a space or >; a bare attribute is empty", () => {
+    expect(scanned(`<a title="a > b" href='/it"s'>x</a><a href=/u?a=1&b=2 download>y</a><a href=/v>z</a>`)).toEqual([
+      ["a", { title: "a > b", href: `/it"s` }],
+      ["a", { href: "/u?a=1&b=2", download: "" }],
+      ["a", { href: "/v" }],
+    ]);
+    expect(scanned(`<a href = "/spaced" ><a href="/q"title="t"><a/href=/s/><a href=>`)).toEqual([
+      ["a", { href: "/spaced" }],
+      ["a", { href: "/q", title: "t" }],
+      ["a", { href: "/s/" }],
+      ["a", { href: "" }],
+    ]);
+    // An attribute name may start with "=", and holds quotes and "<".
+    expect(scanned(`<a =x href=/y a"b=1 c<d=2>`)).toEqual([["a", { "=x": "", href: "/y", 'a"b': "1", "c<d": "2" }]]);
+  });
+
+  test("tag names: a name that merely starts like a reported one is another element; end tags report nothing", () => {
+    expect(hrefs(`<abbr href=/no><article href=/no><a2 href=/no></a href=/no><a\thref=/tab><a\nhref=/lf>`)).toEqual(["/tab", "/lf"]);
+  });
+
+  test("comments: <!-->, <!--->, --> and --!> end them; links inside are text", () => {
+    expect(hrefs(`<!--><a href=/1><!---><a href=/2><!-- <a href=/no> --><a href=/3><!-- x --!><a href=/4><!-- a -- b ---><a href=/5>`)).toEqual(["/1", "/2", "/3", "/4", "/5"]);
+    expect(hrefs(`<!-- never closed <a href=/no>`)).toEqual([]);
+  });
+
+  test("doctype, processing instructions, CDATA in HTML and </ followed by a non-letter are bogus comments up to >", () => {
+    expect(hrefs(`<!DOCTYPE html><?xml version="1.0"?><a href=/1><![CDATA[ x ]]><a href=/2></ 3 <a href=/no><a href=/4></><a href=/5>`)).toEqual(["/1", "/2", "/4", "/5"]);
+  });
+
+  test("< not followed by a letter, / or ! is text", () => {
+    expect(hrefs(`1 < 2 <3 <= <a href=/1> <- <. <a href=/2>`)).toEqual(["/1", "/2"]);
+  });
+
+  test("raw text and RCDATA elements hold text up to their end tag, whatever its case", () => {
+    for (const name of ["style", "xmp", "iframe", "noembed", "noframes", "textarea", "title", "script"]) {
+      const html = `<${name}><a href=/no></${name}x><a href=/no2></${name.toUpperCase()} ><a href=/yes>`;
+      expect([name, hrefs(html)]).toEqual([name, ["/yes"]]);
+    }
+    expect(hrefs(`<title>never closed <a href=/no>`)).toEqual([]);
+  });
+
+  test("script data escaped and double escaped states decide where a script ends", () => {
+    // </script> ends an escaped script...
+    expect(hrefs(`<script><!-- x </script><a href=/1>`)).toEqual(["/1"]);
+    // ...but not inside a <script> within the escape: that one ends at --> and the next </script>.
+    expect(hrefs(`<script><!-- <script> </script> <a href=/no> --> </script><a href=/2>`)).toEqual(["/2"]);
+    expect(hrefs(`<script><!--<script></script><a href=/no></script>--></script><a href=/3>`)).toEqual(["/3"]);
+    // "<!-->" enters and leaves the escape at once.
+    expect(hrefs(`<script><!--><script></script><a href=/4>`)).toEqual(["/4"]);
+    expect(hrefs(`<script>if (a <!--b) x = "</scripts>"; </script><a href=/5>`)).toEqual(["/5"]);
+  });
+
+  test("plaintext: everything after it is text", () => {
+    expect(hrefs(`<a href=/1><plaintext><a href=/no></plaintext><a href=/no2>`)).toEqual(["/1"]);
+  });
+
+  test("svg and math: their elements' content is markup, CDATA sections are text, an HTML breakout tag ends them", () => {
+    expect(hrefs(`<svg><style><a href=/1></style><![CDATA[<a href=/no>]]><a href=/2></svg><style><a href=/no2></style><a href=/3>`)).toEqual(["/1", "/2", "/3"]);
+    expect(hrefs(`<svg><p><title><a href=/no></title><a href=/4>`)).toEqual(["/4"]);
+    expect(hrefs(`<math><title><a href=/5></title></math>`)).toEqual(["/5"]);
+  });
+
+  test("a tag cut off by the end of the page is no tag", () => {
+    for (const html of [`<a href="/x"`, `<a href="/x`, `<a href=/x`, `<a href=`, `<a href`, `<a `, `<a`]) expect([html, hrefs(html)]).toEqual([html, []]);
+  });
+
+  test("values: CR LF and CR read as LF, NUL as U+FFFD (the input stream's preprocessing)", () => {
+    expect(scanned(`<a href="/a\r\nb\rc\0d">`)).toEqual([["a", { href: "/a\nb\nc\uFFFDd" }]]);
+  });
+
+  test("hostile pages stay linear: 5 MB of one construct each, none reported beyond what is there", () => {
+    const size = 5 * 1024 * 1024;
+    const cases: [string, number][] = [
+      ["<a".repeat(size / 2), 0],
+      ["<".repeat(size), 0],
+      [`<a href=/x>`.repeat(size / 11), size / 11],
+      [`<a ${"x ".repeat(size / 2)}`, 0],
+      [`<a href="${"x".repeat(size)}`, 0],
+      [`<!--${"-".repeat(size)}`, 0],
+      [`<script><!--${"<script>".repeat(size / 8)}`, 0],
+      [`<b>`.repeat(size / 3) + `<a href=/deep>`, 1],
+      [`<title>${"</titl".repeat(size / 6)}`, 0],
+    ];
+    for (const [html, count] of cases) {
+      let seen = 0;
+      scanTags(html, () => seen++);
+      expect(seen).toBe(Math.floor(count));
+    }
+  });
+});
+
+// -------------------------------------------------------------------------------------------------
+// Against HTMLRewriter
+
+/** Tags as plain data, to compare and to print. */
+function plain(tags: Tags) {
+  return { ...tags, imageSrcs: tags.imageSrcs && [...tags.imageSrcs] };
+}
+
+const EXTRAS = { alternates: true, images: true };
+
+function expectSame(html: string) {
+  expect({ html, tags: plain(readTags(html, "genapi", EXTRAS)) }).toEqual({ html, tags: plain(htmlRewriterTags(html, "genapi", EXTRAS)) });
+}
+
+/** Fragments both readers must read alike; random documents are built from them too. */
+const FRAGMENTS = [
+  `<a href="/a">a</a>`,
+  `<A HREF='/b' REL="NoFollow">b</A>`,
+  `<a rel="next nofollow" href=/c>`,
+  `<a href="/d?x=1&amp;y=2">`,
+  `<a href="/e&lt;&gt;&quot;&#39;&#x41;&eacute;&notit;">`,
+  `<area href="/f" shape=rect>`,
+  `<base href="/dir/">`,
+  `<base target=_blank>`,
+  `<link rel="canonical" href="/g">`,
+  `<link rel="alternate" hreflang="de" href="/de/">`,
+  `<link rel="Alternate Canonical" hreflang=fr href=/fr/>`,
+  `<link rel=stylesheet href=/s.css>`,
+  `<meta name="robots" content="noindex">`,
+  `<meta name="GENAPI" content="nofollow">`,
+  `<meta name=" Robots " content="none">`,
+  `<meta name="description" content="<a href=/no>">`,
+  `<img src="/i.png" alt="">`,
+  `<img src="data:image/png;base64,AAAA">`,
+  `<IMG SRC=/j.png>`,
+  `<!-- <a href="/in-comment"> -->`,
+  `<!---->`,
+  `<!-->`,
+  `<!--->`,
+  `<!-- x --!>`,
+  `<!DOCTYPE html>`,
+  `<?php echo 1 ?>`,
+  `<script>var s = "<a href='/in-script'>";</script>`,
+  `<script><!-- document.write("<script></script>") --></script>`,
+  `<script type="text/template"><a href="/tpl"></a></script>`,
+  `<style>a[href="/in-style"] { color: red }</style>`,
+  `<textarea><a href="/in-textarea"></textarea>`,
+  `<title>t <a href="/in-title"></title>`,
+  `<noscript><a href="/in-noscript"></a></noscript>`,
+  `<noscript><img src="/ns.png"></noscript>`,
+  `<template><a href="/in-template"></a></template>`,
+  `<svg><a href="/svg-a"><text>x</text></a></svg>`,
+  `<math><mi>x</mi></math>`,
+  `<p>text with < and > and &amp; in it</p>`,
+  `<div class="x" data-x='y'>`,
+  `</div>`,
+  `</a>`,
+  `<br/>`,
+  `<a href=/h/>`,
+  `<a href="/i" href="/j">`,
+  `<a  href = "/k" >`,
+  `<a href="/l"title="t">`,
+  `<a href="">`,
+  `<a href>`,
+  `<a href="#frag">`,
+  `<a href="javascript:void(0)">`,
+  `<a href="mailto:x@y.test">`,
+  `<a href="/m n">`,
+  `<a href="/é">`,
+  `<a\thref="/tab">`,
+  `<a href="/\u00a0nbsp">`,
+  `<iframe src="/frame"><a href="/in-iframe"></iframe>`,
+  `<xmp><a href="/in-xmp"></xmp>`,
+  `<noembed><a href="/in-noembed"></noembed>`,
+  `<noframes><a href="/in-noframes"></noframes>`,
+  `<object data="/o"><a href="/in-object"></a></object>`,
+  `<table><tr><td><a href="/td"></td></tr></table>`,
+  `<form action="/form"><input name=a></form>`,
+  `<a href="/n">`,
+  `\n`,
+  ` `,
+];
+
+describe("the scanner reads what HTMLRewriter read", () => {
+  test("every page of a 300-page bench site", () => {
+    const dir = mkdtempSync(join(tmpdir(), "genapi-scan-"));
+    const { paths } = generateSite(dir, 300);
+    for (const path of paths) expectSame(readFileSync(join(dir, path.endsWith("/") ? `${path}index.html` : path), "utf8"));
+  });
+
+  test("each fragment alone and every pair of them", () => {
+    for (const a of FRAGMENTS) {
+      expectSame(a);
+      for (const b of FRAGMENTS) expectSame(a + b);
+    }
+  });
+
+  test("3,000 seeded random documents of 1-40 fragments", () => {
+    let state = 20261123;
+    const next = (n: number) => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return (state >>> 8) % n;
+    };
+    for (let i = 0; i < 3_000; i++) {
+      const parts = Array.from({ length: 1 + next(40) }, () => FRAGMENTS[next(FRAGMENTS.length)]!);
+      expectSame(parts.join(""));
+    }
+  });
+});
