@@ -149,7 +149,7 @@ export function readTags(html: string, productToken: string, extras: ExtractExtr
         const href = attribute("href");
         if (href === undefined) return;
         const rel = attribute("rel");
-        if (rel === undefined || !relTokens(rel).includes("nofollow")) tags.hrefs.push(href);
+        if (rel === undefined || !hasRelToken(rel, "nofollow")) tags.hrefs.push(href);
         return;
       }
       case "base":
@@ -158,9 +158,8 @@ export function readTags(html: string, productToken: string, extras: ExtractExtr
       case "link": {
         const [relValue, href] = [attribute("rel"), attribute("href")];
         if (relValue === undefined || href === undefined) return;
-        const rel = relTokens(relValue);
-        if (tags.canonicalHref === undefined && rel.includes("canonical")) tags.canonicalHref = href;
-        if (alternates && rel.includes("alternate")) {
+        if (tags.canonicalHref === undefined && hasRelToken(relValue, "canonical")) tags.canonicalHref = href;
+        if (alternates && hasRelToken(relValue, "alternate")) {
           const hreflang = attribute("hreflang");
           // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
           if (hreflang !== undefined && alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) alternates.push({ hreflang, href });
@@ -189,9 +188,18 @@ function decoded(raw: string | undefined): string | undefined {
   return raw === undefined || !raw.includes("&") ? raw : decodeHTMLAttribute(raw);
 }
 
-function relTokens(rel: string): string[] {
-  return rel.toLowerCase().split(/\s+/);
+/** Whether the space-separated `rel` holds `token` (lower case), in any case. */
+function hasRelToken(rel: string, token: string): boolean {
+  const lower = rel.toLowerCase();
+  // Most rel values hold one token or none of interest: no split unless the token is there.
+  for (let at = lower.indexOf(token); at >= 0; at = lower.indexOf(token, at + 1)) {
+    const end = at + token.length;
+    if ((at === 0 || SPACE.test(lower[at - 1]!)) && (end === lower.length || SPACE.test(lower[end]!))) return true;
+  }
+  return false;
 }
+
+const SPACE = /\s/;
 
 /**
  * Decodes an HTML body: a byte order mark wins, then the Content-Type charset, then a

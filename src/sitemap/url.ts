@@ -66,7 +66,13 @@ export function normaliseLink(href: string, base: string): string | null {
   if (colon >= 0 && (reference.indexOf("/") < 0 || colon < reference.indexOf("/"))) return normaliseUrl(href, base);
   const query = base.indexOf("?", pathStart);
   const path = query < 0 ? base : base.slice(0, query);
-  const merged = path.slice(pathStart, path.lastIndexOf("/") + 1) + reference;
+  let directory = path.slice(pathStart, path.lastIndexOf("/") + 1);
+  // "../x", the common case of a dot segment: one directory up per "../", no further dot segment.
+  while (reference.startsWith("../")) {
+    reference = reference.slice(3);
+    directory = directory.slice(0, directory.lastIndexOf("/", directory.length - 2) + 1) || "/";
+  }
+  const merged = directory + reference;
   return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(merged) : merged);
 }
 
