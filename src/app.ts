@@ -1,7 +1,7 @@
 // Composes the Elysia app from its features. It never listens: src/server.ts serves it, and
 // tests call app.handle(new Request(...)).
 import { Elysia, type AnyElysia } from "elysia";
-import { cors } from "./http/cors.ts";
+import { cors, corsHeaders } from "./http/cors.ts";
 import { errorHandling, methodIndex } from "./http/errors.ts";
 import { docs } from "./ops/docs.ts";
 import { healthRoutes } from "./ops/health.ts";
@@ -28,6 +28,18 @@ const EXPOSED_HEADERS = [
   "X-Request-Id",
 ];
 
+/**
+ * The headers of every API answer, defined once: CORS's (any origin, the exposed list) and
+ * `Cache-Control: no-store` (answers are per request: passwords, quotas; static assets override
+ * it). The app sends them (the cors plugin's static headers and the no-store hook below; a
+ * preflight answers before that hook, without no-store); GET /api.php's fast lane
+ * (src/password/fast-lane.ts) answers with this same object.
+ */
+export const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...corsHeaders(EXPOSED_HEADERS),
+  "cache-control": "no-store",
+});
+
 export function createApp(deps: AppDeps) {
   // One trailing-slash rule for every route, those of later features included: `/healthz/` is
   // `/healthz` (Elysia's loose paths, stated here so no feature turns it off for itself).
@@ -40,9 +52,8 @@ export function createApp(deps: AppDeps) {
         maxAgeSeconds: 600,
       }),
     )
-    // API responses are per request (passwords, quotas): never cached. Static assets override it.
     .onRequest(({ set }) => {
-      set.headers["cache-control"] = "no-store";
+      set.headers["cache-control"] = API_HEADERS["cache-control"]!;
     })
     .use(errorHandling((path) => allowed(path)))
     .use(docs({ freeDailyLimit: deps.sitemap.freeDailyLimit }))

@@ -12,6 +12,7 @@ import { routableRequest } from "./http/entry.ts";
 import { withRequestLog } from "./http/request-log.ts";
 import { createMetrics } from "./metrics/metrics.ts";
 import { metricsRoutes } from "./metrics/routes.ts";
+import { passwordFastLane } from "./password/fast-lane.ts";
 import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createAdmission } from "./sitemap/admission.ts";
@@ -92,7 +93,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   });
   metrics.setRoutes(app.routes.map((route) => route.path));
   const log = batchedWriter(io.stdout);
-  const handle = withRequestLog((request) => app.handle(request), {
+  const handle = withRequestLog((request) => passwordFastLane(request) ?? app.handle(request), {
     clientIp,
     write: log.write,
     now: () => performance.timeOrigin + performance.now(),

@@ -11,11 +11,19 @@ export interface CorsOptions {
   maxAgeSeconds: number;
 }
 
-export function cors(options: CorsOptions) {
-  const always = {
+/**
+ * The CORS headers of every answer (preflights add theirs). The app's full set of response headers
+ * (src/app.ts API_HEADERS) is built from this too.
+ */
+export function corsHeaders(exposeHeaders: string[]): Record<string, string> {
+  return {
     "access-control-allow-origin": "*",
-    "access-control-expose-headers": options.exposeHeaders.join(", "),
+    "access-control-expose-headers": exposeHeaders.join(", "),
   };
+}
+
+export function cors(options: CorsOptions) {
+  const always = corsHeaders(options.exposeHeaders);
   const preflight = {
     ...always,
     "access-control-allow-methods": options.methods.join(", "),

@@ -1,11 +1,12 @@
 // HTTP binding of the password generator: GET and POST /api.php. CORS, Cache-Control, logging
-// and 404/405 are added by the app for every route.
+// and 404/405 are added by the app for every route. The server answers a plain `GET /api.php`
+// through fast-lane.ts with this route's result (passwordFromQuery) and the app's headers.
 
 import { Elysia } from "elysia";
 import { BadBodyError, PayloadTooLargeError, readParsedBody } from "../http/body.ts";
 import { passwordPostResponses, passwordQueryParameters, passwordRequestBody, passwordResponses } from "./model.ts";
 import { createRandom } from "./random.ts";
-import { generateFromFields, type PasswordFailure } from "./service.ts";
+import { generateFromFields, type PasswordFailure, type PasswordResult } from "./service.ts";
 import { OPEN_ENDPOINT } from "../http/openapi.ts";
 
 const BODY_LIMIT = 64 * 1024;
@@ -20,6 +21,14 @@ function queryFields(url: string): Record<string, unknown> {
   const end = url.indexOf("#", start);
   for (const [name, value] of new URLSearchParams(url.slice(start + 1, end === -1 ? undefined : end))) fields[name] = value;
   return fields;
+}
+
+/**
+ * GET /api.php's result for a request URL: the query's fields through the generator. The one
+ * implementation of GET, shared by the route below and the fast lane (fast-lane.ts).
+ */
+export function passwordFromQuery(url: string): PasswordResult {
+  return generateFromFields(queryFields(url), random);
 }
 
 const failure = (error: string): PasswordFailure => ({ success: false, error });
@@ -55,7 +64,7 @@ export const passwordRoutes = new Elysia({ name: "password" })
   .get(
     "/api.php",
     ({ request, status }) => {
-      const result = generateFromFields(queryFields(request.url), random);
+      const result = passwordFromQuery(request.url);
       return result.status === 200 ? result.body : status(result.status, result.body);
     },
     {

@@ -97,6 +97,46 @@ describe("dist/genapi: password endpoint", () => {
     expect(all).not.toContain("secretmarker");
   });
 
+  test("GET /api.php (the server's fast lane) answers and logs as the app's route does (GET /api.php/)", async () => {
+    const logLine = async (res: Response) => {
+      const id = res.headers.get("x-request-id");
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      for (let i = 0; i < 50; i++) {
+        const line = genapi.stdout.find((l) => l.includes(`"request_id":"${id}"`));
+        if (line) return JSON.parse(line);
+        await Bun.sleep(20);
+      }
+      throw new Error(`no log line for request ${id}`);
+    };
+    const headersOf = (res: Response) => [...res.headers].filter(([name]) => name !== "date" && name !== "x-request-id");
+    for (const query of ["?length=20&symbols=false", "?length=3", "?length=20&length=9&exclude=%zz"]) {
+      const init = { headers: { "user-agent": "e2e-lane" } };
+      const lane = await fetch(`${genapi.url}/api.php${query}`, init);
+      const app = await fetch(`${genapi.url}/api.php/${query}`, init);
+      expect(lane.status).toBe(app.status);
+      expect(headersOf(lane)).toEqual(headersOf(app));
+      const [laneBody, appBody] = [(await lane.json()) as any, (await app.json()) as any];
+      if (app.status === 200) expect({ ...laneBody, password: laneBody.password.length }).toEqual({ ...appBody, password: appBody.password.length });
+      else expect(laneBody).toEqual(appBody);
+
+      const [laneLine, appLine] = [await logLine(lane), await logLine(app)];
+      expect(Object.keys(laneLine)).toEqual(["time", "method", "path", "status", "duration_ms", "ip", "request_id", "user_agent"]);
+      expect(Object.keys(laneLine)).toEqual(Object.keys(appLine));
+      expect(laneLine).toMatchObject({ method: "GET", path: "/api.php", status: app.status, ip: "127.0.0.1", user_agent: "e2e-lane" });
+      expect(appLine).toMatchObject({ method: "GET", path: "/api.php/", status: app.status, ip: "127.0.0.1", user_agent: "e2e-lane" });
+      expect(laneLine.request_id).toBe(lane.headers.get("x-request-id"));
+      expect(typeof laneLine.duration_ms).toBe("number");
+    }
+    // HEAD and preflights stay with the app.
+    const head = await fetch(`${genapi.url}/api.php`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("cache-control")).toBe("no-store");
+    expect(await logLine(head)).toMatchObject({ method: "HEAD", path: "/api.php", status: 200 });
+    const preflight = await fetch(`${genapi.url}/api.php`, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "GET" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-max-age")).toBe("600");
+  });
+
   test("Swagger UI and the OpenAPI document are served by the executable", async () => {
     const spec: any = await (await fetch(`${genapi.url}/swagger/json`)).json();
     expect(Object.keys(spec.paths)).toContain("/api.php");
