@@ -1,7 +1,8 @@
 // Composes the Elysia app from its features. It never listens: src/server.ts serves it, and
 // tests call app.handle(new Request(...)).
 import { Elysia, type AnyElysia } from "elysia";
-import { cors, corsHeaders } from "./http/cors.ts";
+import { API_HEADERS, EXPOSED_HEADERS } from "./http/api-headers.ts";
+import { cors } from "./http/cors.ts";
 import { errorHandling, methodIndex } from "./http/errors.ts";
 import { docs } from "./ops/docs.ts";
 import { healthRoutes } from "./ops/health.ts";
@@ -16,29 +17,6 @@ export interface AppDeps {
   /** GET /metrics (src/metrics/routes.ts), when the server keeps metrics. */
   metrics?: AnyElysia;
 }
-
-/** Headers that browsers may read from cross-origin responses. */
-const EXPOSED_HEADERS = [
-  "X-RateLimit-Limit",
-  "X-RateLimit-Remaining",
-  "X-RateLimit-Reset",
-  "RateLimit",
-  "RateLimit-Policy",
-  "Retry-After",
-  "X-Request-Id",
-];
-
-/**
- * The headers of every API answer, defined once: CORS's (any origin, the exposed list) and
- * `Cache-Control: no-store` (answers are per request: passwords, quotas; static assets override
- * it). The app sends them (the cors plugin's static headers and the no-store hook below; a
- * preflight answers before that hook, without no-store); GET /api.php's fast lane
- * (src/password/fast-lane.ts) answers with this same object.
- */
-export const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  ...corsHeaders(EXPOSED_HEADERS),
-  "cache-control": "no-store",
-});
 
 export function createApp(deps: AppDeps) {
   // One trailing-slash rule for every route, those of later features included: `/healthz/` is

@@ -13,7 +13,7 @@ export interface CorsOptions {
 
 /**
  * The CORS headers of every answer (preflights add theirs). The app's full set of response headers
- * (src/app.ts API_HEADERS) is built from this too.
+ * (API_HEADERS in src/http/api-headers.ts) is built from this too.
  */
 export function corsHeaders(exposeHeaders: string[]): Record<string, string> {
   return {

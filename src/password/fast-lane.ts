@@ -9,7 +9,7 @@
 // inside the server's request-log wrapper (src/server.ts), so the log line, X-Request-Id, metrics
 // and Connection handling are those of every request. It takes only a GET whose path is exactly
 // /api.php; HEAD, OPTIONS, POST, `/api.php/` and every other path go to the app.
-import { API_HEADERS } from "../app.ts";
+import { API_HEADERS } from "../http/api-headers.ts";
 import { targetStart } from "../http/entry.ts";
 import { passwordFromQuery } from "./routes.ts";
 import type { PasswordResult } from "./service.ts";
