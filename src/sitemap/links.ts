@@ -4,7 +4,7 @@
 // unclosed tags.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
 import { decodeHTMLAttribute } from "entities";
-import { scanTags } from "./tag-scanner.ts";
+import { readStartTags, type ReportedAttribute } from "./tag-scanner.ts";
 import { normaliseLink, normaliseUrl } from "./url.ts";
 import type { Alternate } from "./xml.ts";
 
@@ -141,8 +141,8 @@ export function readTags(html: string, productToken: string, extras: ExtractExtr
   if (alternates) tags.alternates = alternates;
   if (imageSrcs) tags.imageSrcs = imageSrcs;
   const token = productToken.toLowerCase();
-  scanTags(html, ({ name, attributes }) => {
-    const attribute = (key: string) => decoded(attributes.get(key));
+  readStartTags(html, (name, attributes) => {
+    const attribute = (key: ReportedAttribute) => decoded(attributes.get(key));
     switch (name) {
       case "a":
       case "area": {

@@ -230,3 +230,34 @@ describe("entities in attributes (decoded by the entities package)", () => {
     ]);
   });
 });
+
+describe("extractPage in svg and math (the namespace rules the tokenizer depends on)", () => {
+  test("in svg, style, script, title and textarea hold markup; in its integration points they are HTML's raw text again", () => {
+    const html =
+      `<svg><style><a href="/svg-style"></style><script>"<a href='/svg-script'>"</script>` +
+      `<foreignObject><script>"<a href='/fo-script'>"</script><a href="/in-fo"></foreignObject>` +
+      `<desc><style><a href="/desc-style"></style></desc><title><textarea><a href="/title-textarea"></textarea></title></svg>` +
+      `<math><mi><style><a href="/mi-style"></style></mi><annotation-xml encoding="text/html"><title><a href="/ax-title"></title></annotation-xml></math>`;
+    expect(extract(html).links).toEqual(["http://site.test/svg-style", "http://site.test/svg-script", "http://site.test/in-fo"]);
+  });
+
+  test("HTML breakout tags (and font with color, face or size, and </p> </br>) end svg; <svg/> opens nothing; <svg x=/> is no self-closing tag", () => {
+    for (const [open, inSvg] of [
+      ["<svg><p>", false],
+      ["<svg><img>", false],
+      ["<svg><font color=red>", false],
+      ["<svg><font>", true],
+      ["<svg></p>", false],
+      ["<svg></br>", false],
+      ["<svg/>", false],
+      ["<svg x=/>", true],
+    ] as const) {
+      const links = extract(`${open}<style><a href="/inside"></style>`).links;
+      expect([open, links]).toEqual([open, inSvg ? ["http://site.test/inside"] : []]);
+    }
+  });
+
+  test("CDATA sections are text in svg and math, bogus comments (to the first >) in HTML", () => {
+    expect(extract(`<svg><![CDATA[ a > b <a href="/no"> ]]></svg><![CDATA[ a > b <a href="/yes"> ]]>`).links).toEqual(["http://site.test/yes"]);
+  });
+});
