@@ -39,7 +39,7 @@ export interface PageFacts {
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
-export interface Tags {
+interface Tags {
   baseHref: string | undefined;
   canonicalHref: string | undefined;
   directives: Directives;
@@ -134,7 +134,7 @@ function resolveImage(src: string, base: string): string | null {
  * What the tags of `html` say. A crawler runs no scripts, so a noscript's content is read as the
  * markup it is (the scanner gives noscript no special treatment, as a browser without scripting).
  */
-export function readTags(html: string, productToken: string, extras: ExtractExtras = {}): Tags {
+function readTags(html: string, productToken: string, extras: ExtractExtras = {}): Tags {
   const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
   const alternates: Tags["alternates"] = extras.alternates ? [] : undefined;
   const imageSrcs: Tags["imageSrcs"] = extras.images ? new Set() : undefined;
