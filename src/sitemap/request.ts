@@ -82,7 +82,9 @@ export function describeFailure(err: unknown): string {
   if (err instanceof RequestTimedOut) return "timed out";
   const code = (err as { code?: unknown } | null)?.code;
   if (code === "ECONNREFUSED" || code === "ConnectionRefused") return "connection refused";
-  if (code === "ECONNRESET" || code === "ConnectionClosed") return "connection reset";
+  if (code === "ECONNRESET" || code === "ConnectionClosed" || code === "EPIPE") return "connection reset";
+  if (code === "ETIMEDOUT") return "connection timed out";
+  if (code === "EHOSTUNREACH" || code === "ENETUNREACH") return "host unreachable";
   if (code === "ENOTFOUND" || code === "DNSException") return "host not found";
   if (err instanceof Error && err.message !== "") return err.message;
   return String(err);
