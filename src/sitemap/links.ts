@@ -39,7 +39,7 @@ export interface PageFacts {
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
-interface Tags {
+export interface Tags {
   baseHref: string | undefined;
   canonicalHref: string | undefined;
   directives: Directives;
@@ -52,8 +52,11 @@ interface Tags {
 }
 
 export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
-  const tags = readTags(html, productToken, extras);
+  return factsFromTags(readTags(html, productToken, extras), pageUrl, maxLinks);
+}
 
+/** The page's facts from what its tags say: URLs resolved against the document base. */
+export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): PageFacts {
   // The document base: the first <base href>, itself resolved against the page URL.
   const base = (tags.baseHref !== undefined && normaliseUrl(tags.baseHref, pageUrl)) || pageUrl;
   const canonical = tags.canonicalHref === undefined ? null : normaliseUrl(tags.canonicalHref, base);

@@ -55,6 +55,13 @@ describe("the scanner reads what HTMLRewriter read", () => {
     });
   }
 
+  test("each whole fragment alone and every pair of them", () => {
+    for (const a of FRAGMENTS) {
+      expectSamePageFacts(a);
+      for (const b of FRAGMENTS) expectSamePageFacts(a + b);
+    }
+  });
+
   test("4,000 seeded random documents of tag soup", () => {
     let state = 20261123;
     const next = (n: number) => {
