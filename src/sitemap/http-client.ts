@@ -727,7 +727,7 @@ class Connection {
         const take = Math.min(this.remaining, length - at);
         if (take > 0) {
           this.remaining -= take;
-          this.bodyBytes(take === length ? chunk : chunk.subarray(at, at + take));
+          this.bodyBytes(new Uint8Array(chunk.buffer, chunk.byteOffset + at, take));
         }
         if (this.remaining === 0 && this.phase === Phase.Body) {
           // More than the response: the server sent something it was not asked for.
@@ -737,7 +737,7 @@ class Connection {
         return;
       }
       case Framing.Close:
-        if (at < length) this.bodyBytes(at === 0 ? chunk : chunk.subarray(at));
+        if (at < length) this.bodyBytes(new Uint8Array(chunk.buffer, chunk.byteOffset + at, length - at));
         return;
       case Framing.Chunked:
         this.readChunked(chunk, at);
@@ -790,7 +790,7 @@ class Connection {
         case Chunk.Data: {
           const take = Math.min(this.remaining, length - at);
           this.remaining -= take;
-          this.bodyBytes(data.subarray(at, at + take));
+          this.bodyBytes(new Uint8Array(data.buffer, data.byteOffset + at, take));
           at += take;
           if (this.remaining === 0) this.chunk = Chunk.DataEnd;
           break;
@@ -1061,19 +1061,16 @@ function hasToken(list: string, token: string): boolean {
 }
 
 /**
- * The offset just past the blank line that ends a header section starting at or before `from`,
- * or -1. Lines end in CRLF or a bare LF.
+ * The offset just past the blank line that ends a header section, searched from `from`, or -1.
+ * Lines end in CRLF or a bare LF: the section ends at the first LF followed by LF or CRLF.
  */
-function headEnd(data: Buffer, from: number): number {
-  const crlf = data.indexOf("\r\n\r\n", from, "latin1");
-  // A bare-LF section ends at "\n\n" (or "\n\r\n"): only before the CRLF one can it come first.
-  const before = crlf < 0 ? data : data.subarray(0, crlf + 3);
-  const lf = before.indexOf("\n\n", from, "latin1");
-  const lfcrlf = before.indexOf("\n\r\n", from, "latin1");
-  let end = crlf < 0 ? -1 : crlf + 4;
-  if (lf >= 0 && (end < 0 || lf + 2 < end)) end = lf + 2;
-  if (lfcrlf >= 0 && (end < 0 || lfcrlf + 3 < end)) end = lfcrlf + 3;
-  return end;
+function headEnd(data: Uint8Array, from: number): number {
+  for (let lf = data.indexOf(10, from); lf >= 0; lf = data.indexOf(10, lf + 1)) {
+    const next = data[lf + 1];
+    if (next === 10) return lf + 2;
+    if (next === 13 && data[lf + 2] === 10) return lf + 3;
+  }
+  return -1;
 }
 
 /** The last `n` bytes of `pieces` (fewer when there are fewer). */
@@ -1119,12 +1116,9 @@ function decodeError(err: unknown): HttpClientError {
   return new HttpClientError(`cannot decode the response body (${(err as Error).message})`, "ERR_HTTP_DECODE");
 }
 
-/** The parts as one Uint8Array (a view of the only part when there is one, not the socket's Buffer). */
+/** The parts (plain Uint8Array views, not the socket's Buffers) as one. */
 function concat(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) {
-    const part = parts[0]!;
-    return new Uint8Array(part.buffer, part.byteOffset, part.byteLength);
-  }
+  if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(size);
   let offset = 0;
   for (const part of parts) {
