@@ -4,7 +4,9 @@
 import { hostname } from "node:os";
 import type { ServeConfig } from "../config.ts";
 import { systemResolver, type Resolver, type TargetPolicy } from "../sitemap/address-guard.ts";
+import { defaultCrawlLimits } from "../sitemap/crawler.ts";
 import { createGuardedFetch } from "../sitemap/guarded-fetch.ts";
+import { createHttpClient } from "../sitemap/http-client.ts";
 import { USER_AGENT } from "../version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";
@@ -49,7 +51,12 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
       store,
       owner,
       leaseMs,
-      crawl: { fetch: createGuardedFetch(policy, resolve), now: Date.now, userAgent: USER_AGENT },
+      // The crawler's HTTP/1.1 client, one keep-alive pool for every job; callbacks POST with fetch (callback.ts).
+      crawl: {
+        fetch: createGuardedFetch(policy, resolve, createHttpClient({ maxIdlePerKey: defaultCrawlLimits.concurrency }).send),
+        now: Date.now,
+        userAgent: USER_AGENT,
+      },
     }),
     publish: (job, truncated, progress) => publishResult(store, job, { truncated, progress, now: new Date() }),
     notify: createNotifier({

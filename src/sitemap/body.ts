@@ -72,6 +72,8 @@ function declaredLength(res: Response): number {
 
 /** Cancels a body nobody will read (redirects, errors, non-HTML), so the connection is released. */
 export function discardBody(res: Response): void {
+  // A body read already has nothing to release; asking for its stream would make one.
+  if (res.bodyUsed) return;
   if (res.body !== null && !res.body.locked) void res.body.cancel().catch(() => {});
 }
 

@@ -7,6 +7,7 @@ import type { CrawlOptions } from "./crawl-options.ts";
 import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult } from "./crawler.ts";
 import { TargetRefusedError } from "./errors.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
+import { createHttpClient } from "./http-client.ts";
 
 /** How long the pre-admission address check waits for DNS; the crawl has its own deadline. */
 const DNS_TIMEOUT_MS = 5000;
@@ -35,8 +36,10 @@ export function createSitemapService(
 ): SitemapService {
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = options.resolve ?? systemResolver;
-  const fetch = createGuardedFetch(policy, resolve);
   const limits = crawlLimitsFor(config);
+  // One keep-alive pool for every crawl of the server, keeping as many idle connections per site
+  // as a crawl runs requests.
+  const fetch = createGuardedFetch(policy, resolve, createHttpClient({ maxIdlePerKey: limits.concurrency }).send);
   return {
     async checkTarget(url) {
       try {

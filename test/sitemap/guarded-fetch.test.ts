@@ -1,12 +1,15 @@
 // Traffic goes to loopback fixtures only. Names like rebind.test exist only in the injected
 // resolvers: the system cannot resolve them, so a fixture that answers proves the connection went
 // to the checked IP. Refusals are proved without any connection (a `send` that fails the test).
+// What goes over a connection (the IP, Host, SNI, the certificate check, decoding, redirects) is
+// proved with both senders: the crawler's HTTP/1.1 client (the default) and Bun's fetch.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { parseAllowTarget, type Resolver, type TargetPolicy } from "../../src/sitemap/address-guard.ts";
 import { TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { createGuardedFetch, type Send } from "../../src/sitemap/guarded-fetch.ts";
+import { BufferedResponse, createHttpClient } from "../../src/sitemap/http-client.ts";
 
 // Self-signed, CA:TRUE, SAN DNS:rebind.test only (no IP SAN), valid until 2126.
 const CERT = `-----BEGIN CERTIFICATE-----
@@ -93,12 +96,12 @@ function fakeResolver(table: Record<string, string[]>): Resolver & { calls: stri
   return Object.assign(resolve, { calls });
 }
 
-/** `fetch`, recording what it was given. */
-function recordingSend(extraTls: BunFetchRequestInitTLS = {}): Send & { sent: { input: string; init: BunFetchRequestInit }[] } {
+/** `base` (fetch or the crawler's client), recording what it was given. */
+function recordingSend(extraTls: BunFetchRequestInitTLS = {}, base: Send = fetch): Send & { sent: { input: string; init: BunFetchRequestInit }[] } {
   const sent: { input: string; init: BunFetchRequestInit }[] = [];
   const send: Send = (input, init) => {
     sent.push({ input, init });
-    return fetch(input, init.tls ? { ...init, tls: { ...init.tls, ...extraTls } } : init);
+    return base(input, init.tls ? { ...init, tls: { ...init.tls, ...extraTls } } : init);
   };
   return Object.assign(send, { sent });
 }
@@ -115,10 +118,23 @@ function since(start: number): Seen[] {
   return seen.slice(start);
 }
 
-describe("createGuardedFetch over http", () => {
+/** The two senders: a fresh client per use, so that no test finds another's pooled connection. */
+const senders: [string, () => Send][] = [
+  ["the crawler's HTTP/1.1 client", () => createHttpClient().send],
+  ["fetch", () => fetch],
+];
+
+test("the default sender is the crawler's HTTP/1.1 client", async () => {
+  const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }));
+  const response = await get(new URL(`http://rebind.test:${port}/default`), hop());
+  expect(response).toBeInstanceOf(BufferedResponse);
+  expect(await response.text()).toBe("fixture");
+});
+
+describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
   test("connects to the checked IP and sends the original Host, path and query", async () => {
     const resolve = fakeResolver({ "rebind.test": ["127.0.0.1"] });
-    const send = recordingSend();
+    const send = recordingSend({}, sender());
     const get = createGuardedFetch(allowRebind, resolve, send);
     const start = seen.length;
 
@@ -136,7 +152,7 @@ describe("createGuardedFetch over http", () => {
   });
 
   test("returns a redirect as it is, without following it", async () => {
-    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }));
+    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), sender());
     const start = seen.length;
 
     const response = await get(new URL(`http://rebind.test:${port}/redirect`), hop());
@@ -147,14 +163,14 @@ describe("createGuardedFetch over http", () => {
   });
 
   test("decodes a compressed body", async () => {
-    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }));
+    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), sender());
     const response = await get(new URL(`http://rebind.test:${port}/gzip`), hop());
     expect(await response.text()).toBe(body);
   });
 
   test("IP literals and localhost need no resolver under --allow-private-targets", async () => {
     const open: TargetPolicy = { allowPrivate: true, allowTargets: [] };
-    const send = recordingSend();
+    const send = recordingSend({}, sender());
     const get = createGuardedFetch(open, fakeResolver({}), send);
     const start = seen.length;
 
@@ -167,7 +183,7 @@ describe("createGuardedFetch over http", () => {
 
   test.skipIf(!ipv6Fixture)("an IPv6 address is put in brackets", async () => {
     const v6port = ipv6Fixture?.port;
-    const send = recordingSend();
+    const send = recordingSend({}, sender());
     const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["::1"] }), send);
     const start = seen.length;
 
@@ -239,7 +255,7 @@ describe("createGuardedFetch refuses before connecting", () => {
   });
 });
 
-describe("createGuardedFetch over https", () => {
+describe.each(senders)("createGuardedFetch over https, with %s", (_, sender) => {
   const resolve = fakeResolver({ "rebind.test": ["127.0.0.1"], "other.test": ["127.0.0.1"] });
   const policy: TargetPolicy = {
     allowPrivate: false,
@@ -247,7 +263,7 @@ describe("createGuardedFetch over https", () => {
   };
 
   test("verifies the certificate against the name and sends it as SNI, while connecting to the IP", async () => {
-    const send = recordingSend({ ca: CERT });
+    const send = recordingSend({ ca: CERT }, sender());
     const get = createGuardedFetch(policy, resolve, send);
     const start = seen.length;
 
@@ -262,7 +278,7 @@ describe("createGuardedFetch over https", () => {
   });
 
   test("refuses a certificate that does not name the host, even over a pooled connection", async () => {
-    const get = createGuardedFetch(policy, resolve, recordingSend({ ca: CERT }));
+    const get = createGuardedFetch(policy, resolve, recordingSend({ ca: CERT }, sender()));
     expect(await (await get(new URL(`https://rebind.test:${tlsPort}/first`), hop())).text()).toBe("secure");
 
     const error = await get(new URL(`https://other.test:${tlsPort}/second`), hop()).catch((e: unknown) => e);
@@ -271,7 +287,7 @@ describe("createGuardedFetch over https", () => {
   });
 
   test("keeps the default trust store: a self-signed certificate is refused", async () => {
-    const get = createGuardedFetch(policy, resolve);
+    const get = createGuardedFetch(policy, resolve, sender());
     const error = await get(new URL(`https://rebind.test:${tlsPort}/untrusted`), hop()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as { code?: string }).code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
