@@ -55,3 +55,17 @@ test("discardBody cancels an unread body", async () => {
   await Bun.sleep(0);
   expect(state.cancelled).toBe(true);
 });
+
+test("discardBody leaves a body already read alone, without asking for its stream", async () => {
+  const res = new Response("read");
+  await res.text();
+  let asked = false;
+  Object.defineProperty(res, "body", {
+    get() {
+      asked = true;
+      return null;
+    },
+  });
+  discardBody(res);
+  expect(asked).toBe(false);
+});
