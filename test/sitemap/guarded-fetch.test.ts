@@ -10,24 +10,8 @@ import { parseAllowTarget, type Resolver, type TargetPolicy } from "../../src/si
 import { TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { createGuardedFetch, type Send } from "../../src/sitemap/guarded-fetch.ts";
 import { BufferedResponse, createHttpClient } from "../../src/sitemap/http-client.ts";
+import { CERT, KEY } from "../support/test-certificate.ts";
 
-// Self-signed, CA:TRUE, SAN DNS:rebind.test only (no IP SAN), valid until 2126.
-const CERT = `-----BEGIN CERTIFICATE-----
-MIIBmjCCAUGgAwIBAgIUYoZN9hd2pJWtFyN3QKD11Epk4rkwCgYIKoZIzj0EAwIw
-FjEUMBIGA1UEAwwLcmViaW5kLnRlc3QwIBcNMjYxMTIxMDY0OTE0WhgPMjEyNjEw
-MjgwNjQ5MTRaMBYxFDASBgNVBAMMC3JlYmluZC50ZXN0MFkwEwYHKoZIzj0CAQYI
-KoZIzj0DAQcDQgAEtErzz6a8rQvo6hbf6Dj8JKy03G+IAlBJFA0qCK8up2Mbw4Nt
-wyGsjxHzdrKbOR0KACoc519tHWvamuVF++2p56NrMGkwHQYDVR0OBBYEFEYnHOZ1
-J6xCgh2vhckPGITMnjaXMB8GA1UdIwQYMBaAFEYnHOZ1J6xCgh2vhckPGITMnjaX
-MBYGA1UdEQQPMA2CC3JlYmluZC50ZXN0MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZI
-zj0EAwIDRwAwRAIgSlVp+06rLtmedwD8SXWA3AVhxoshFNaHo8SSIEfahHICIGW+
-BuG1aAI5qyLGXJd3MAPDyviT27+uPZbMFytoazhO
------END CERTIFICATE-----`;
-const KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgfHUYIwSl5JIzwnJT
-+H7lx2tf5XjcJXZUWdOkneZRDUOhRANCAAS0SvPPprytC+jqFt/oOPwkrLTcb4gC
-UEkUDSoIry6nYxvDg23DIayPEfN2sps5HQoAKhznX20da9qa5UX77ann
------END PRIVATE KEY-----`;
 
 interface Seen {
   path: string;
