@@ -59,7 +59,7 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
-  return { bytes: concat(chunks, size), overflow };
+  return { bytes: concatBytes(chunks, size), overflow };
 }
 
 /** The body's length from Content-Length when it is not content-encoded (then it is the compressed length), else 0. */
@@ -77,7 +77,8 @@ export function discardBody(res: Response): void {
   if (res.body !== null && !res.body.locked) void res.body.cancel().catch(() => {});
 }
 
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
+/** `chunks` (of `size` bytes in all) as one array; a single chunk as it is. */
+export function concatBytes(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(size);
   let offset = 0;

@@ -18,6 +18,7 @@
 // fetch), HTTP/2, proxies, Response.url (left empty), transfer codings other than chunked.
 import zlib from "node:zlib";
 import type { Socket, SocketHandler } from "bun";
+import { concatBytes } from "./body.ts";
 
 /** A protocol or connection failure; `code` is what describeFailure (request.ts) reads. */
 export class HttpClientError extends Error {
@@ -921,7 +922,8 @@ class Connection {
       this.socket!.unref();
       this.pool.release(this);
     } else this.close();
-    if (sink === Sink.Buffer) this.deliver(pending, concat(parts, this.size));
+    // The parts are plain Uint8Array views, not the socket's Buffers.
+    if (sink === Sink.Buffer) this.deliver(pending, concatBytes(parts, this.size));
   }
 
   /** A whole body: decoded at once when it is small, else through a stream. */
@@ -1114,18 +1116,6 @@ function headersTooLarge(max: number): HttpClientError {
 
 function decodeError(err: unknown): HttpClientError {
   return new HttpClientError(`cannot decode the response body (${(err as Error).message})`, "ERR_HTTP_DECODE");
-}
-
-/** The parts (plain Uint8Array views, not the socket's Buffers) as one. */
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }
 
 function erroredStream(err: unknown): ReadableStream<Uint8Array> {
