@@ -16,7 +16,6 @@
 // TLS is verified against `tls.serverName` (else the IP) with `tls.ca` and `rejectUnauthorized`
 // honoured. Not supported: request bodies and methods other than GET and HEAD (callbacks POST with
 // fetch), HTTP/2, proxies, Response.url (left empty), transfer codings other than chunked.
-import zlib from "node:zlib";
 import type { Socket, SocketHandler } from "bun";
 import { concatBytes } from "./body.ts";
 
@@ -1146,8 +1145,12 @@ function formatOf(coding: string, first: Uint8Array | undefined): Format {
   return "gzip";
 }
 
+// node:zlib takes ~9 ms to load: start-up leaves it until a page first arrives encoded.
+let zlibModule: typeof import("node:zlib") | undefined;
+
 /** Decodes at once, the last coding applied first; throws ERR_BUFFER_TOO_LARGE past `max` bytes. */
 function decodeSync(bytes: Uint8Array, encodings: string[], max: number): Uint8Array {
+  const zlib = (zlibModule ??= require("node:zlib") as typeof import("node:zlib"));
   let out = bytes;
   for (let i = encodings.length - 1; i >= 0; i--) {
     const options = { maxOutputLength: max };
