@@ -40,7 +40,11 @@ skipped=()
 for name in "${targets[@]}"; do
   file="genapi-$version-$name"
   log="$(mktemp)"
-  if ! "$bun" scripts/build.ts --target "${bun_targets[$name]}" --outfile "$out/$file" >"$log" 2>&1; then
+  # Bytecode only where the build can be run as a check below: another CPU's executable carries
+  # its source alone (what JavaScriptCore would fall back to if it refused the bytecode anyway).
+  bytecode=--bytecode
+  case "$name:$host_machine" in linux-x64*:3e00 | linux-arm64:b700) ;; *) bytecode=--no-bytecode ;; esac
+  if ! "$bun" scripts/build.ts "$bytecode" --target "${bun_targets[$name]}" --outfile "$out/$file" >"$log" 2>&1; then
     if [[ "$name" == linux-x64 ]]; then
       cat "$log" >&2
       echo "release.sh: building $file failed" >&2

@@ -1,4 +1,4 @@
-// The executables under test: genapi built from the current sources (with and without bytecode)
+// The executables under test: genapi built from the current sources (as shipped, and without bytecode)
 // and the bare compiled Bun.serve ceiling; starting them pinned, with their logs in files.
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
@@ -9,9 +9,8 @@ export const BUN = process.execPath;
 
 export interface Binaries {
   genapi: string;
-  /** Undefined when the bytecode build failed; then `bytecodeError` says why. */
-  bytecode?: string;
-  bytecodeError?: string;
+  /** genapi built with --no-bytecode: what the bytecode saves at start-up. */
+  sourceOnly: string;
   ceiling: string;
   /** The fair ceiling: a bare Bun.serve doing /api.php's own work (fair-ceiling-server.ts). */
   fairCeiling: string;
@@ -22,23 +21,16 @@ export interface Binaries {
 export function buildBinaries(dir: string, genapi?: string): Binaries {
   const out = (name: string) => join(dir, name);
   if (genapi === undefined) run([BUN, "scripts/build.ts", "--outfile", out("genapi")], { cwd: ROOT });
-  let bytecodeError: string | undefined;
-  try {
-    run([BUN, "scripts/build.ts", "--bytecode", "--outfile", out("genapi-bytecode")], { cwd: ROOT });
-  } catch (error) {
-    const message = (error as Error).message;
-    bytecodeError = /error: [^/]*/.exec(message)?.[0].trim() ?? message;
-  }
+  run([BUN, "scripts/build.ts", "--no-bytecode", "--outfile", out("genapi-source-only")], { cwd: ROOT });
   for (const [name, source] of [["ceiling", "ceiling-server.ts"], ["fair-ceiling", "fair-ceiling-server.ts"]]) {
     run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/${source}`], { cwd: ROOT });
   }
   return {
     genapi: genapi ?? out("genapi"),
-    bytecode: bytecodeError === undefined ? out("genapi-bytecode") : undefined,
-    bytecodeError,
+    sourceOnly: out("genapi-source-only"),
     ceiling: out("ceiling"),
     fairCeiling: out("fair-ceiling"),
-    buildCommand: "bun scripts/build.ts [--bytecode] --outfile ...",
+    buildCommand: "bun scripts/build.ts [--no-bytecode] --outfile ...",
   };
 }
 
