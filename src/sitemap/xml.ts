@@ -70,6 +70,13 @@ export function escapeXml(text: string): string {
 const ESCAPES: Record<string, string> = { "&": "amp", "<": "lt", ">": "gt", "'": "apos", '"': "quot" };
 
 /**
+ * Rendered entries between collections, for fitSitemap and writeSitemap: rendering leaves string
+ * garbage outside the collector's heap accounting (the JS heap stays at 15 MB while RSS climbs), and
+ * a 50,000-URL sitemap with images peaked at 133-134 MB RSS, 118-122 with a collection this often.
+ */
+export const GC_EVERY_ENTRIES = 5_000;
+
+/**
  * Sorts by loc (code-unit order) and keeps the first entries that fit in `maxUrls` entries and a
  * `maxBytes` UTF-8 document; `truncated` says whether any were dropped. `xml` is that document:
  * each entry is rendered once, for its size and for the text.
@@ -90,7 +97,7 @@ export function fitSitemap(
     const xml = renderEntry(entry);
     bytes += Buffer.byteLength(xml, "utf8");
     if (bytes > maxBytes) break;
-    parts.push(xml);
+    if (parts.push(xml) % GC_EVERY_ENTRIES === 0) Bun.gc(true);
   }
   const count = parts.length - 1;
   parts.push(URLSET_TAIL);
