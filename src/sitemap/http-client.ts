@@ -416,7 +416,7 @@ const enum Sink {
   Buffer,
   /** Bytes go to the Response's stream. */
   Stream,
-  /** A body no Response may carry (205): read and dropped. */
+  /** Nothing is handed over: a 205's (which has no body), a cancelled stream's. */
   Discard,
 }
 
@@ -687,6 +687,9 @@ class Connection {
       this.chunk = Chunk.Size;
       // RFC 9112 6.1: both framings at once may be an attempt at request smuggling: not reused.
       if (lengths !== null || http10) this.keepAlive = false;
+      // Transfer-Encoding overrides it (RFC 9112 6.3): left in, it would tell a reader (readCapped)
+      // that an endless body is short.
+      if (lengths !== null) headers.delete("content-length");
     } else if (lengths !== null) {
       const length = contentLength(lengths);
       if (length < 0) return this.fail(malformed(`invalid Content-Length ${JSON.stringify(lengths.join(", ").slice(0, 64))}`), false), null;
@@ -705,9 +708,15 @@ class Connection {
       if (codings.length > 0) this.encodings = codings;
     }
 
+    if (status === 205 && !(this.framing === Framing.Length && this.remaining === 0)) {
+      // A 205 has no content (RFC 9110 15.3.6): one that comes anyway is not read (it may never
+      // end), and the connection, not knowing where the next response starts, is closed.
+      this.framing = Framing.None;
+      this.keepAlive = false;
+    }
+
     this.phase = Phase.Body;
     if (NULL_BODY.has(status)) {
-      // 205 may still carry framed bytes: they are read and dropped.
       this.sink = Sink.Discard;
       pending.succeed(new Response(null, this.init()));
     }
@@ -764,19 +773,31 @@ class Connection {
       data = this.joinKept(input.subarray(offset));
       at = 0;
     }
+    // The chunks' data in this read is handed on as one piece: a body in 1-byte chunks would
+    // otherwise cost an array (and a stream read, and a place in readCapped's list) per byte.
+    const run: Uint8Array[] = [];
+    const ended = this.readChunks(data, at, run);
+    if (this.phase !== Phase.Body) return;
+    if (run.length > 0) this.bodyBytes(concatBytes(run, run.reduce((sum, piece) => sum + piece.byteLength, 0)));
+    if (ended) this.bodyEnd();
+  }
+
+  /** Parses chunks from `data[at..]`, their data into `run`; true when the body ended in it. */
+  private readChunks(data: Buffer, at: number, run: Uint8Array[]): boolean {
+    const max = this.pool.options.maxHeaderBytes;
     const length = data.byteLength;
-    while (at < length && this.phase === Phase.Body) {
+    while (at < length) {
       switch (this.chunk) {
         case Chunk.Size: {
           const lf = data.indexOf(10, at);
           if (lf < 0) {
-            if (length - at > MAX_CHUNK_LINE) return void this.bodyError(malformed("chunk-size line too long"));
+            if (length - at > MAX_CHUNK_LINE) return this.chunkError(malformed("chunk-size line too long"));
             this.keep(data.subarray(at));
-            return;
+            return false;
           }
-          if (lf - at > MAX_CHUNK_LINE) return void this.bodyError(malformed("chunk-size line too long"));
+          if (lf - at > MAX_CHUNK_LINE) return this.chunkError(malformed("chunk-size line too long"));
           const size = chunkSize(data.toString("latin1", at, lf));
-          if (size < 0) return void this.bodyError(malformed("invalid chunk size"));
+          if (size < 0) return this.chunkError(malformed("invalid chunk size"));
           at = lf + 1;
           if (size === 0) {
             this.chunk = Chunk.Trailer;
@@ -790,7 +811,7 @@ class Connection {
         case Chunk.Data: {
           const take = Math.min(this.remaining, length - at);
           this.remaining -= take;
-          this.bodyBytes(new Uint8Array(data.buffer, data.byteOffset + at, take));
+          run.push(new Uint8Array(data.buffer, data.byteOffset + at, take));
           at += take;
           if (this.remaining === 0) this.chunk = Chunk.DataEnd;
           break;
@@ -802,13 +823,13 @@ class Connection {
             this.chunk = Chunk.DataEndLf;
             break;
           }
-          if (data[at] !== 10) return void this.bodyError(malformed("chunk data not followed by CRLF"));
+          if (data[at] !== 10) return this.chunkError(malformed("chunk data not followed by CRLF"));
           at++;
           this.chunk = Chunk.Size;
           break;
         }
         case Chunk.DataEndLf: {
-          if (data[at] !== 10) return void this.bodyError(malformed("chunk data not followed by CRLF"));
+          if (data[at] !== 10) return this.chunkError(malformed("chunk data not followed by CRLF"));
           at++;
           this.chunk = Chunk.Size;
           break;
@@ -817,23 +838,29 @@ class Connection {
           // Trailer fields are ignored; the section ends at an empty line.
           const lf = data.indexOf(10, at);
           if (lf < 0) {
-            if (this.headBytes + length - at > max) return void this.bodyError(headersTooLarge(max));
+            if (this.headBytes + length - at > max) return this.chunkError(headersTooLarge(max));
             this.keep(data.subarray(at));
-            return;
+            return false;
           }
           this.headBytes += lf + 1 - at;
-          if (this.headBytes > max) return void this.bodyError(headersTooLarge(max));
+          if (this.headBytes > max) return this.chunkError(headersTooLarge(max));
           const empty = lf === at || (lf === at + 1 && data[at] === 13);
           at = lf + 1;
           if (empty) {
             if (at < length) this.keepAlive = false;
-            this.bodyEnd();
-            return;
+            return true;
           }
           break;
         }
       }
     }
+    return false;
+  }
+
+  /** A malformed chunked body: false for readChunks. */
+  private chunkError(err: Error): boolean {
+    this.bodyError(err);
+    return false;
   }
 
   /** Keeps a piece of an unfinished head or line until the rest arrives. */
@@ -988,7 +1015,8 @@ class Connection {
       this.state = State.Closed;
       return;
     }
-    if (this.pending !== null && this.phase === Phase.Body && this.framing === Framing.Close) {
+    // A close with an error (a reset) cuts the body short (RFC 9112 8): it falls through to the failure.
+    if (this.pending !== null && this.phase === Phase.Body && this.framing === Framing.Close && error === undefined) {
       this.keepAlive = false;
       this.bodyEnd();
       return;

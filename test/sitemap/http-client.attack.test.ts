@@ -1,0 +1,191 @@
+// The crawler's HTTP/1.1 client (src/sitemap/http-client.ts) against hostile servers: each test is
+// an attack a site the crawler is pointed at could make, on a raw TCP server on a 127.0.0.1
+// ephemeral port that writes byte for byte what the attack needs. Connections the client ends are
+// seen as closed on the server's side.
+import { afterEach, expect, test } from "bun:test";
+import type { Socket } from "bun";
+import { readCapped } from "../../src/sitemap/body.ts";
+import { createHttpClient, type HttpClient } from "../../src/sitemap/http-client.ts";
+
+interface Conn {
+  socket: Socket<Conn>;
+  /** Request targets, in order. */
+  targets: string[];
+  closed: boolean;
+  buffer: string;
+  queue: Uint8Array[];
+  drained: (() => void)[];
+}
+
+interface Server {
+  url: string;
+  connections: Conn[];
+}
+
+const servers: { stop(closeActive?: boolean): void }[] = [];
+const clients: HttpClient[] = [];
+
+afterEach(() => {
+  for (const made of clients.splice(0)) made.close();
+  for (const server of servers.splice(0)) server.stop(true);
+});
+
+function client(): HttpClient {
+  const made = createHttpClient();
+  clients.push(made);
+  return made;
+}
+
+/** A TCP server that calls `respond` once per request head; it writes what it wants. */
+function rawServer(respond: (target: string, conn: Conn) => void | Promise<void>): Server {
+  const connections: Conn[] = [];
+  const listener = Bun.listen<Conn>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(socket) {
+        const conn: Conn = { socket, targets: [], closed: false, buffer: "", queue: [], drained: [] };
+        socket.data = conn;
+        connections.push(conn);
+      },
+      data(socket, chunk) {
+        const conn = socket.data;
+        conn.buffer += Buffer.from(chunk).toString("latin1");
+        for (let end = conn.buffer.indexOf("\r\n\r\n"); end >= 0; end = conn.buffer.indexOf("\r\n\r\n")) {
+          const target = conn.buffer.slice(0, end).split(" ")[1]!;
+          conn.buffer = conn.buffer.slice(end + 4);
+          conn.targets.push(target);
+          void respond(target, conn);
+        }
+      },
+      drain(socket) {
+        flush(socket.data);
+      },
+      close(socket) {
+        socket.data.closed = true;
+      },
+    },
+  });
+  servers.push(listener);
+  return { url: `http://127.0.0.1:${listener.port}`, connections };
+}
+
+/** Writes in order, waiting for the socket to drain; resolves once all is handed to the kernel. */
+function send(conn: Conn, data: string | Uint8Array): Promise<void> {
+  conn.queue.push(typeof data === "string" ? Buffer.from(data, "latin1") : data);
+  const done = new Promise<void>((resolve) => conn.drained.push(resolve));
+  flush(conn);
+  return done;
+}
+
+function flush(conn: Conn): void {
+  while (conn.queue.length > 0) {
+    if (conn.closed) {
+      conn.queue.length = 0;
+      break;
+    }
+    const head = conn.queue[0]!;
+    const written = conn.socket.write(head);
+    if (written < head.byteLength) {
+      conn.queue[0] = head.subarray(Math.max(0, written));
+      return;
+    }
+    conn.queue.shift();
+  }
+  for (const resolve of conn.drained.splice(0)) resolve();
+}
+
+const never = new AbortController().signal;
+const until = async (check: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await Bun.sleep(5);
+  return check();
+};
+const errorOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (err: unknown) => err as Error & { code?: string },
+  );
+
+// ---------------------------------------------------------------------------------------------
+
+test.each([
+  ["Transfer-Encoding: chunked", (block: Uint8Array) => Buffer.concat([Buffer.from(`${block.byteLength.toString(16)}\r\n`), block, Buffer.from("\r\n")])],
+  ["Transfer-Encoding: identity", (block: Uint8Array) => block],
+])("Content-Length: 10 beside %s: the body is not taken to be 10 bytes, readCapped's cap holds", async (transfer, frame) => {
+  // Transfer-Encoding overrides Content-Length (RFC 9112 6.3): a Content-Length left in the headers
+  // let readCapped read "10 bytes" with res.bytes(), uncapped, while the framing ran on for 64 MiB.
+  const block = frame(new Uint8Array(64 * 1024).fill(97));
+  let sent = 0;
+  const server = rawServer(async (_, conn) => {
+    await send(conn, `HTTP/1.1 200 OK\r\nContent-Length: 10\r\n${transfer}\r\n\r\n`);
+    while (!conn.closed && sent < 64 * 1024 * 1024) {
+      await send(conn, block);
+      sent += 64 * 1024;
+    }
+    conn.socket.end();
+  });
+  const res = await client().send(`${server.url}/`, {});
+  expect(res.headers.get("content-length")).toBeNull();
+  const { bytes, overflow } = await readCapped(res, 1024 * 1024, never);
+  expect([bytes.byteLength, overflow]).toEqual([1024 * 1024, true]);
+  expect(await until(() => server.connections[0]!.closed)).toBe(true);
+  expect(sent).toBeLessThan(32 * 1024 * 1024);
+});
+
+test("205 with a body that never ends: the body is not read, the connection is closed at once", async () => {
+  // The body was read and dropped for as long as the server sent it, after the Response was handed
+  // over: a socket per such page, held open until the server stopped.
+  const server = rawServer(async (target, conn) => {
+    if (target === "/empty") return void send(conn, "HTTP/1.1 205 Reset Content\r\nContent-Length: 0\r\n\r\n");
+    await send(conn, "HTTP/1.1 205 Reset Content\r\n\r\n");
+    while (!conn.closed) {
+      await send(conn, "x".repeat(1000));
+      await Bun.sleep(5);
+    }
+  });
+  const http = client();
+  const res = await http.send(`${server.url}/endless`, {});
+  expect([res.status, res.body]).toEqual([205, null]);
+  expect(await until(() => server.connections[0]!.closed, 1000)).toBe(true);
+  // An empty 205 leaves the connection to serve on.
+  expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
+  expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
+  expect(server.connections.map((c) => c.targets)).toEqual([["/endless"], ["/empty", "/empty"]]);
+});
+
+test("a body in 1-byte chunks costs a piece per socket read, not a piece per byte", async () => {
+  // 6 bytes on the wire per byte of body: every chunk was its own Uint8Array in the buffered body,
+  // the stream and readCapped's list, about 100 bytes of memory and a stream read per byte.
+  const size = 1024 * 1024;
+  const server = rawServer(async (_, conn) => {
+    await send(conn, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+    const block = Buffer.from("1\r\nz\r\n".repeat(16 * 1024));
+    for (let sent = 0; sent < size; sent += 16 * 1024) await send(conn, block);
+    await send(conn, "0\r\n\r\n");
+  });
+  const res = await client().send(`${server.url}/`, {});
+  const reader = res.body!.getReader();
+  let bytes = 0;
+  let reads = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    expect(read.value.every((b: number) => b === 122)).toBe(true);
+    bytes += read.value.byteLength;
+    reads++;
+  }
+  expect(bytes).toBe(size);
+  // 6 MiB arrive in socket reads of up to 64 KiB or so.
+  expect(reads).toBeLessThan(1000);
+});
+
+test("a close-delimited body cut by a connection reset is an error, not a shorter page", async () => {
+  // RFC 9112 8: a body delimited by the close is complete unless the connection reports an error.
+  const server = rawServer(async (_, conn) => {
+    await send(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<a href=/one>");
+    await Bun.sleep(50);
+    conn.socket.terminate();
+  });
+  const error = await errorOf(client().send(`${server.url}/`, {}));
+  expect(error).toMatchObject({ code: "ECONNRESET" });
+  expect(error!.message).toStartWith("connection closed before the end of the response: ");
+});
