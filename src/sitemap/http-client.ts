@@ -630,24 +630,30 @@ class Connection {
           continue;
         }
         const first = text.charCodeAt(at);
-        if (first === 32 || first === 9) {
-          // obs-fold (RFC 9112 5.2): the line continues the previous field's value.
+        // obs-fold (RFC 9112 5.2): the line continues the previous field's value, and is read as
+        // part of it below: framing and decoding follow the value the Response's headers show.
+        const folded = first === 32 || first === 9;
+        let name: string;
+        let value: string;
+        if (folded) {
           if (last === "") throw malformed("folded line without a field");
-          headers.set(last, `${headers.get(last)} ${trimOws(text.slice(at, end))}`);
-          at = next;
-          continue;
+          name = last;
+          value = trimOws(text.slice(at, end));
+          headers.set(name, `${headers.get(name)} ${value}`);
+        } else {
+          const colon = text.indexOf(":", at);
+          if (colon <= at || colon >= end) throw malformed("header line without a name");
+          name = text.slice(at, colon);
+          let from = colon + 1;
+          let to = end;
+          while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
+          while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
+          value = text.slice(from, to);
+          headers.append(name, value);
+          last = name;
         }
-        const colon = text.indexOf(":", at);
-        if (colon <= at || colon >= end) throw malformed("header line without a name");
-        const name = text.slice(at, colon);
-        let from = colon + 1;
-        let to = end;
-        while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
-        while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
-        const value = text.slice(from, to);
-        headers.append(name, value);
-        last = name;
         at = next;
+        const separator = folded ? " " : ", ";
         switch (name.length) {
           case 10:
             if (name.toLowerCase() === "connection") {
@@ -657,13 +663,16 @@ class Connection {
             }
             break;
           case 14:
-            if (name.toLowerCase() === "content-length") (lengths ??= []).push(value);
+            if (name.toLowerCase() === "content-length") {
+              if (folded) lengths![lengths!.length - 1] += ` ${value}`;
+              else (lengths ??= []).push(value);
+            }
             break;
           case 16:
-            if (name.toLowerCase() === "content-encoding") encoding = encoding === null ? value : `${encoding}, ${value}`;
+            if (name.toLowerCase() === "content-encoding") encoding = encoding === null ? value : `${encoding}${separator}${value}`;
             break;
           case 17:
-            if (name.toLowerCase() === "transfer-encoding") transfer = transfer === null ? value : `${transfer}, ${value}`;
+            if (name.toLowerCase() === "transfer-encoding") transfer = transfer === null ? value : `${transfer}${separator}${value}`;
             break;
         }
       }
@@ -1068,7 +1077,8 @@ class Connection {
   }
 }
 
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: ([^]*))?$/;
+/** A bare CR is invalid (RFC 9112 2.2): in the reason it would hide the fields after it from the framing. */
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: ([^\r]*))?$/;
 /** What `new Response` accepts as statusText. */
 const VALID_REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
 

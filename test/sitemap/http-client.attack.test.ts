@@ -189,3 +189,29 @@ test("a close-delimited body cut by a connection reset is an error, not a shorte
   expect(error).toMatchObject({ code: "ECONNRESET" });
   expect(error!.message).toStartWith("connection closed before the end of the response: ");
 });
+
+test("a folded framing or coding field is read folded, as the Response's headers show it", async () => {
+  // The fold was added to the headers but not to what framing and decoding read: "Transfer-Encoding:"
+  // then " chunked" was read as no coding (a body until the close, chunk sizes and all).
+  const gzipped = Bun.gzipSync("folded and gzipped");
+  const heads: Record<string, string | Uint8Array> = {
+    "/chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+    "/gzip": Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding:\r\n\tgzip\r\nContent-Length: ${gzipped.byteLength}\r\n\r\n`), gzipped]),
+    "/length": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n 5\r\n\r\nok",
+  };
+  const server = rawServer((target, conn) => void send(conn, heads[target]!));
+  const http = client();
+  const chunked = await http.send(`${server.url}/chunked`, {});
+  expect(chunked.headers.get("transfer-encoding")).toBe("chunked");
+  expect(await chunked.text()).toBe("ok");
+  expect(await (await http.send(`${server.url}/gzip`, {})).text()).toBe("folded and gzipped");
+  expect(server.connections).toHaveLength(1);
+  expect(await errorOf(http.send(`${server.url}/length`, {}))).toMatchObject({ code: "ERR_HTTP_MALFORMED", message: 'malformed HTTP response (invalid Content-Length "2 5")' });
+});
+
+test("a bare CR in the status line is refused, not read as a reason that swallows the fields", async () => {
+  const server = rawServer((_, conn) => void send(conn, "HTTP/1.1 200 OK\rContent-Length: 2\r\r\n\r\nok"));
+  const error = await errorOf(client().send(`${server.url}/`, {}));
+  expect(error).toMatchObject({ code: "ERR_HTTP_MALFORMED" });
+  expect(error!.message).toStartWith("malformed HTTP response (invalid status line");
+});
