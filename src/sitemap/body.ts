@@ -26,14 +26,19 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
     entered = true;
     await large.enter();
   }
-  // A body whose length is known and within the cap is read in one call: no reader, no chunks to
-  // join (HTTP framing stops it at Content-Length).
-  if (declared > 0 && declared <= maxBytes) return { bytes: await untilAborted(res.bytes(), signal), overflow: false };
+  // A body already in memory is taken as it is: no reader, no copy.
+  if ((res as Partial<Record<typeof BODY_IN_MEMORY, true>>)[BODY_IN_MEMORY]) {
+    const bytes = await untilAborted(res.bytes(), signal);
+    if (large && !entered && bytes.byteLength > large.threshold) await large.enter();
+    return bytes.byteLength > maxBytes ? { bytes: bytes.subarray(0, maxBytes), overflow: true } : { bytes, overflow: false };
+  }
   if (res.body === null) return { bytes: new Uint8Array(0), overflow: false };
   const reader = res.body.getReader();
   const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
   signal.addEventListener("abort", onAbort, { once: true });
-  const chunks: Uint8Array[] = [];
+  // Pieces are copied into one buffer as they come: a server that trickles its body a byte per
+  // read would otherwise cost an array per byte (a 2 MiB page held ~250 MB as 2 million pieces).
+  let buffer = new Uint8Array(Math.min(maxBytes, declared > 0 ? declared : INITIAL_BUFFER));
   let size = 0;
   let overflow = false;
   try {
@@ -46,21 +51,32 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
         entered = true;
         await large.enter();
       }
-      if (size + value.byteLength > maxBytes) {
-        chunks.push(value.subarray(0, maxBytes - size));
-        size = maxBytes;
+      const room = maxBytes - size;
+      const piece = value.byteLength > room ? value.subarray(0, room) : value;
+      if (size + piece.byteLength > buffer.byteLength) {
+        const grown = new Uint8Array(Math.min(maxBytes, Math.max(size + piece.byteLength, buffer.byteLength * 2)));
+        grown.set(buffer.subarray(0, size));
+        buffer = grown;
+      }
+      buffer.set(piece, size);
+      size += piece.byteLength;
+      if (piece !== value) {
         overflow = true;
         await reader.cancel().catch(() => {});
         break;
       }
-      chunks.push(value);
-      size += value.byteLength;
     }
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
-  return { bytes: concatBytes(chunks, size), overflow };
+  return { bytes: buffer.subarray(0, size), overflow };
 }
+
+/** Marks a Response whose body is in memory already (http-client.ts's BufferedResponse). */
+export const BODY_IN_MEMORY = Symbol("body in memory");
+
+/** The first buffer of a body of unknown length; it doubles as needed, up to the cap. */
+const INITIAL_BUFFER = 64 * 1024;
 
 /** The body's length from Content-Length when it is not content-encoded (then it is the compressed length), else 0. */
 function declaredLength(res: Response): number {

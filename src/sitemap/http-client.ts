@@ -17,7 +17,7 @@
 // honoured. Not supported: request bodies and methods other than GET and HEAD (callbacks POST with
 // fetch), HTTP/2, proxies, Response.url (left empty), transfer codings other than chunked.
 import type { Socket, SocketHandler } from "bun";
-import { concatBytes } from "./body.ts";
+import { BODY_IN_MEMORY, concatBytes } from "./body.ts";
 
 /** A protocol or connection failure; `code` is what describeFailure (request.ts) reads. */
 export class HttpClientError extends Error {
@@ -1238,6 +1238,8 @@ interface ResponseFields {
  * (status, headers, ok, ...) is Response's own.
  */
 export class BufferedResponse extends (Response as unknown as new (body: null, init: ResponseInit) => ResponseFields) {
+  /** readCapped takes the bytes at once rather than through a stream. */
+  readonly [BODY_IN_MEMORY] = true;
   #bytes: Uint8Array | null;
   #used = false;
   #stream: ReadableStream<Uint8Array> | null = null;

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { discardBody, readCapped } from "../../src/sitemap/body.ts";
+import { BODY_IN_MEMORY, discardBody, readCapped } from "../../src/sitemap/body.ts";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
@@ -68,4 +68,33 @@ test("discardBody leaves a body already read alone, without asking for its strea
   });
   discardBody(res);
   expect(asked).toBe(false);
+});
+
+test("a body trickled a byte a piece is read whole and in order as the buffer grows, with or without a declared length", async () => {
+  const size = 300_000; // past the first buffer (64 KiB): it has to grow several times
+  const expected = Uint8Array.from({ length: size }, (_, i) => (i * 7) & 0xff);
+  for (const headers of [{}, { "content-length": String(size) }]) {
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        for (let k = 0; k < 1000 && sent < size; k++, sent++) controller.enqueue(expected.subarray(sent, sent + 1));
+        if (sent === size) controller.close();
+      },
+    });
+    const body = await readCapped(new Response(stream, { headers }), 1_000_000, never);
+    expect(body.overflow).toBe(false);
+    expect(body.bytes.byteLength).toBe(size);
+    expect(Buffer.compare(body.bytes, expected)).toBe(0);
+  }
+});
+
+test("a body already in memory is handed over as it is, and cut at the cap", async () => {
+  const bytes = new TextEncoder().encode("abcdefgh");
+  const inMemory = (body: Uint8Array) => Object.assign(new Response(body), { [BODY_IN_MEMORY]: true, bytes: async () => body });
+  const whole = await readCapped(inMemory(bytes), 8, never);
+  expect(whole.bytes).toBe(bytes);
+  expect(whole.overflow).toBe(false);
+  const cut = await readCapped(inMemory(bytes), 5, never);
+  expect(text(cut.bytes)).toBe("abcde");
+  expect(cut.overflow).toBe(true);
 });
