@@ -952,7 +952,9 @@ class Connection {
     // and sends again finds it idle.
     this.pending = null;
     pending.connection = null;
-    if (this.keepAlive && this.state === State.Busy) {
+    // A server that answered before the whole request was written leaves the rest of it unsent:
+    // the next request on this connection would follow a partial one.
+    if (this.keepAlive && this.state === State.Busy && this.unsent === null) {
       this.state = State.Idle;
       this.socket!.unref();
       this.pool.release(this);
