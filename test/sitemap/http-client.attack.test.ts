@@ -3,96 +3,21 @@
 // ephemeral port that writes byte for byte what the attack needs. Connections the client ends are
 // seen as closed on the server's side.
 import { afterEach, expect, test } from "bun:test";
-import type { Socket } from "bun";
 import { readCapped } from "../../src/sitemap/body.ts";
 import { createHttpClient, type HttpClient } from "../../src/sitemap/http-client.ts";
+import { rawServer, send, stopRawServers } from "../support/raw-http-server.ts";
 
-interface Conn {
-  socket: Socket<Conn>;
-  /** Request targets, in order. */
-  targets: string[];
-  closed: boolean;
-  buffer: string;
-  queue: Uint8Array[];
-  drained: (() => void)[];
-}
-
-interface Server {
-  url: string;
-  connections: Conn[];
-}
-
-const servers: { stop(closeActive?: boolean): void }[] = [];
 const clients: HttpClient[] = [];
 
 afterEach(() => {
   for (const made of clients.splice(0)) made.close();
-  for (const server of servers.splice(0)) server.stop(true);
+  stopRawServers();
 });
 
 function client(): HttpClient {
   const made = createHttpClient();
   clients.push(made);
   return made;
-}
-
-/** A TCP server that calls `respond` once per request head; it writes what it wants. */
-function rawServer(respond: (target: string, conn: Conn) => void | Promise<void>): Server {
-  const connections: Conn[] = [];
-  const listener = Bun.listen<Conn>({
-    hostname: "127.0.0.1",
-    port: 0,
-    socket: {
-      open(socket) {
-        const conn: Conn = { socket, targets: [], closed: false, buffer: "", queue: [], drained: [] };
-        socket.data = conn;
-        connections.push(conn);
-      },
-      data(socket, chunk) {
-        const conn = socket.data;
-        conn.buffer += Buffer.from(chunk).toString("latin1");
-        for (let end = conn.buffer.indexOf("\r\n\r\n"); end >= 0; end = conn.buffer.indexOf("\r\n\r\n")) {
-          const target = conn.buffer.slice(0, end).split(" ")[1]!;
-          conn.buffer = conn.buffer.slice(end + 4);
-          conn.targets.push(target);
-          void respond(target, conn);
-        }
-      },
-      drain(socket) {
-        flush(socket.data);
-      },
-      close(socket) {
-        socket.data.closed = true;
-      },
-    },
-  });
-  servers.push(listener);
-  return { url: `http://127.0.0.1:${listener.port}`, connections };
-}
-
-/** Writes in order, waiting for the socket to drain; resolves once all is handed to the kernel. */
-function send(conn: Conn, data: string | Uint8Array): Promise<void> {
-  conn.queue.push(typeof data === "string" ? Buffer.from(data, "latin1") : data);
-  const done = new Promise<void>((resolve) => conn.drained.push(resolve));
-  flush(conn);
-  return done;
-}
-
-function flush(conn: Conn): void {
-  while (conn.queue.length > 0) {
-    if (conn.closed) {
-      conn.queue.length = 0;
-      break;
-    }
-    const head = conn.queue[0]!;
-    const written = conn.socket.write(head);
-    if (written < head.byteLength) {
-      conn.queue[0] = head.subarray(Math.max(0, written));
-      return;
-    }
-    conn.queue.shift();
-  }
-  for (const resolve of conn.drained.splice(0)) resolve();
 }
 
 const never = new AbortController().signal;
@@ -136,7 +61,7 @@ test.each([
 test("205 with a body that never ends: the body is not read, the connection is closed at once", async () => {
   // The body was read and dropped for as long as the server sent it, after the Response was handed
   // over: a socket per such page, held open until the server stopped.
-  const server = rawServer(async (target, conn) => {
+  const server = rawServer(async ({ target }, conn) => {
     if (target === "/empty") return void send(conn, "HTTP/1.1 205 Reset Content\r\nContent-Length: 0\r\n\r\n");
     await send(conn, "HTTP/1.1 205 Reset Content\r\n\r\n");
     while (!conn.closed) {
@@ -151,7 +76,7 @@ test("205 with a body that never ends: the body is not read, the connection is c
   // An empty 205 leaves the connection to serve on.
   expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
   expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
-  expect(server.connections.map((c) => c.targets)).toEqual([["/endless"], ["/empty", "/empty"]]);
+  expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/endless"], ["/empty", "/empty"]]);
 });
 
 test("a body in 1-byte chunks costs a piece per socket read, not a piece per byte", async () => {
@@ -199,7 +124,7 @@ test("a folded framing or coding field is read folded, as the Response's headers
     "/gzip": Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding:\r\n\tgzip\r\nContent-Length: ${gzipped.byteLength}\r\n\r\n`), gzipped]),
     "/length": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n 5\r\n\r\nok",
   };
-  const server = rawServer((target, conn) => void send(conn, heads[target]!));
+  const server = rawServer(({ target }, conn) => void send(conn, heads[target]!));
   const http = client();
   const chunked = await http.send(`${server.url}/chunked`, {});
   expect(chunked.headers.get("transfer-encoding")).toBe("chunked");
