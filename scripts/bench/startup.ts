@@ -1,6 +1,5 @@
 // 4. Start-up: time from exec to the first 200 on /healthz, for genapi as built (with bytecode) and
-// without bytecode,
-// against the same measure of a bare compiled Bun.serve; and the size of each executable.
+// built without, against the same measure of a bare compiled Bun.serve; and each executable's size.
 import { statSync } from "node:fs";
 import type { Context } from "./context.ts";
 import { CORES, freePort, pinned, waitFor200 } from "./proc.ts";

@@ -27,7 +27,7 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
     await large.enter();
   }
   // A body already in memory is taken as it is: no reader, no copy.
-  if ((res as Partial<Record<typeof BODY_IN_MEMORY, true>>)[BODY_IN_MEMORY]) {
+  if (BODY_IN_MEMORY in res) {
     const bytes = await untilAborted(res.bytes(), signal);
     if (large && !entered && bytes.byteLength > large.threshold) await large.enter();
     return bytes.byteLength > maxBytes ? { bytes: bytes.subarray(0, maxBytes), overflow: true } : { bytes, overflow: false };
