@@ -61,7 +61,16 @@ ${terminal("when it ends: the line is erased and one summary line stays", [`$ ${
 const page = join(dir, "shot.html");
 writeFileSync(page, html);
 const chromium = Bun.spawnSync(
-  ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", `--screenshot=${out}`, "--window-size=900,270", `file://${page}`],
+  [
+    "chromium",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    `--screenshot=${out}`,
+    "--window-size=900,270",
+    `file://${page}`,
+  ],
   { stdout: "pipe", stderr: "pipe" },
 );
 if (chromium.exitCode !== 0) throw new Error(`chromium failed: ${chromium.stderr.toString()}`);

@@ -9,8 +9,7 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
-const bunWorks = () =>
-  spawnSync(join(root, "node_modules/.bin/bun"), ["--version"], { stdio: "ignore" }).status === 0;
+const bunWorks = () => spawnSync(join(root, "node_modules/.bin/bun"), ["--version"], { stdio: "ignore" }).status === 0;
 
 function installed() {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));

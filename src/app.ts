@@ -43,4 +43,3 @@ export function createApp(deps: AppDeps) {
   const allowed = methodIndex(app.routes);
   return app;
 }
-

@@ -53,7 +53,11 @@ function parse<const O extends NonNullable<ParseArgsConfig["options"]>>(args: st
   } catch (error) {
     if (error instanceof UsageError) throw error;
     // node:util's messages are multi-line and mention internals; keep the first line.
-    throw new UsageError(String((error as Error).message).split("\n")[0]!.replace(/\. To specify.*$/, ""));
+    throw new UsageError(
+      String((error as Error).message)
+        .split("\n")[0]!
+        .replace(/\. To specify.*$/, ""),
+    );
   }
 }
 
@@ -172,7 +176,14 @@ function keyTable(records: KeyRecord[]): string {
     ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 async function keys(args: string[], io: CliIo): Promise<number> {

@@ -58,13 +58,15 @@ const boolean = (text: string, name: string) => {
   throw new UsageError(`${name} must be true or false (got "${text}")`);
 };
 
-const guarded = <T>(parse: (text: string) => T) => (text: string, name: string): T => {
-  try {
-    return parse(text);
-  } catch (error) {
-    throw new UsageError(`${name}: ${(error as Error).message}`);
-  }
-};
+const guarded =
+  <T>(parse: (text: string) => T) =>
+  (text: string, name: string): T => {
+    try {
+      return parse(text);
+    } catch (error) {
+      throw new UsageError(`${name}: ${(error as Error).message}`);
+    }
+  };
 
 /** The database file: `$STATE_DIRECTORY/genapi.db` under systemd, else `./genapi.db`. */
 export function defaultDbPath(env: Env): string {
@@ -350,10 +352,7 @@ export const crawlOptionHelp = () => optionHelp(crawlSpecs);
 /** Options for node:util parseArgs, derived from a spec table. */
 export function parseArgsOptions(specs: Specs) {
   return Object.fromEntries(
-    Object.values(specs).map((spec) => [
-      spec.flag,
-      { type: spec.value ? "string" : "boolean", multiple: spec.multiple ?? false } as const,
-    ]),
+    Object.values(specs).map((spec) => [spec.flag, { type: spec.value ? "string" : "boolean", multiple: spec.multiple ?? false } as const]),
   );
 }
 
@@ -374,7 +373,10 @@ export function resolveOptions<S extends Specs>(
     } else if (envName !== undefined) {
       const text = env[envName]!;
       result[key] = spec.multiple
-        ? text.split(",").filter((part) => part.trim() !== "").map((part) => spec.parse(part.trim(), envName))
+        ? text
+            .split(",")
+            .filter((part) => part.trim() !== "")
+            .map((part) => spec.parse(part.trim(), envName))
         : spec.parse(text, envName);
     } else {
       result[key] = spec.fallback(env);
@@ -385,10 +387,7 @@ export function resolveOptions<S extends Specs>(
 
 export const serveOptions = parseArgsOptions(serveSpecs);
 
-export function resolveServeConfig(
-  flags: Parameters<typeof resolveOptions>[1],
-  env: Env,
-): ServeConfig {
+export function resolveServeConfig(flags: Parameters<typeof resolveOptions>[1], env: Env): ServeConfig {
   return resolveOptions(serveSpecs, flags, env) as unknown as ServeConfig;
 }
 

@@ -56,7 +56,14 @@ describe("HTTP conventions shared by every route", () => {
   test("rate-limit headers are exposed to browsers", async () => {
     const res = await call("/api/generate", { method: "POST", headers: { Origin: "https://app.example" } });
     const exposed = res.headers.get("access-control-expose-headers") ?? "";
-    for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy", "Retry-After"]) {
+    for (const name of [
+      "X-RateLimit-Limit",
+      "X-RateLimit-Remaining",
+      "X-RateLimit-Reset",
+      "RateLimit",
+      "RateLimit-Policy",
+      "Retry-After",
+    ]) {
       expect(exposed).toContain(name);
     }
   });
@@ -90,7 +97,11 @@ describe("OpenAPI document and Swagger UI", () => {
     const names = spec.paths["/api.php"].get.parameters.map((p: { name: string }) => p.name).sort();
     expect(names).toEqual(["exclude", "exclude_similar", "length", "lowercase", "numbers", "symbols", "uppercase"]);
     const length = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "length");
-    expect(length).toMatchObject({ in: "query", description: "Password length.", schema: { type: "integer", minimum: 8, maximum: 128, default: 16 } });
+    expect(length).toMatchObject({
+      in: "query",
+      description: "Password length.",
+      schema: { type: "integer", minimum: 8, maximum: 128, default: 16 },
+    });
     const symbols = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "symbols");
     expect(symbols.schema.enum).toEqual(["true", "false", "1", "0"]);
     expect(Object.keys(spec.paths["/api.php"].post.requestBody.content).sort()).toEqual([

@@ -16,7 +16,11 @@ import { rotating, runWrk } from "./wrk.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { runs: { type: "string", default: "8" }, seconds: { type: "string", default: "2" }, connections: { type: "string", default: "64" } },
+  options: {
+    runs: { type: "string", default: "8" },
+    seconds: { type: "string", default: "2" },
+    connections: { type: "string", default: "64" },
+  },
   allowPositionals: true,
 });
 const subjects = positionals.map((arg) => {
@@ -30,21 +34,33 @@ const servers: Server[] = [];
 try {
   for (const { path } of subjects) {
     const kind = basename(path);
-    servers.push(kind === "ceiling" ? await startServer([path, "--port", "0", "--body-bytes", "181"], dir) : kind === "fair-ceiling" ? await startServer([path, "--port", "0"], dir) : await startGenapi(path, dir));
+    servers.push(
+      kind === "ceiling"
+        ? await startServer([path, "--port", "0", "--body-bytes", "181"], dir)
+        : kind === "fair-ceiling"
+          ? await startServer([path, "--port", "0"], dir)
+          : await startGenapi(path, dir),
+    );
   }
   const runs = Number(values.runs);
-  const measure = (server: Server) => async (seconds = Number(values.seconds)) => {
-    const before = await cpuSeconds(server.pid);
-    const result = await runWrk("wrk", { url: `${server.url}/api.php`, connections: Number(values.connections), seconds });
-    if (result.non2xx + result.socketErrors > 0) throw new Error(`${server.argv[0]}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors`);
-    return { ...result, cpuUs: (((await cpuSeconds(server.pid)) - before) / result.requests) * 1e6 };
-  };
+  const measure =
+    (server: Server) =>
+    async (seconds = Number(values.seconds)) => {
+      const before = await cpuSeconds(server.pid);
+      const result = await runWrk("wrk", { url: `${server.url}/api.php`, connections: Number(values.connections), seconds });
+      if (result.non2xx + result.socketErrors > 0)
+        throw new Error(`${server.argv[0]}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors`);
+      return { ...result, cpuUs: (((await cpuSeconds(server.pid)) - before) / result.requests) * 1e6 };
+    };
   const results = await rotating(runs, 1, (r) => console.error(`run ${r + 1}/${runs}`), servers.map(measure));
-  const show = (s: Summary | undefined, digits: number) => (s ? `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})` : "?");
+  const show = (s: Summary | undefined, digits: number) =>
+    s ? `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})` : "?";
   console.log("| | CPU µs per request | requests/s | p99 ms |\n|---|---:|---:|---:|");
   subjects.forEach(({ name }, i) => {
     const rs = results[i]!;
-    console.log(`| ${name} | ${show(summarize(rs.map((r) => r.cpuUs)), 1)} | ${show(summarize(rs.map((r) => r.requestsPerSecond)), 0)} | ${show(summarize(rs.map((r) => r.p99Ms)), 2)} |`);
+    console.log(
+      `| ${name} | ${show(summarize(rs.map((r) => r.cpuUs)), 1)} | ${show(summarize(rs.map((r) => r.requestsPerSecond)), 0)} | ${show(summarize(rs.map((r) => r.p99Ms)), 2)} |`,
+    );
   });
 } finally {
   for (const server of servers) await server.stop();

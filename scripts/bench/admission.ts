@@ -35,7 +35,14 @@ export async function admissionBench(ctx: Context): Promise<SectionResult> {
   const pg = await postgresUrl();
   if (tools.wrk.argv === undefined || pg === undefined) {
     const why = tools.wrk.argv === undefined ? "wrk not installed" : "PostgreSQL not installed";
-    return { id: "admission", title: TITLE, tables: [{ title: TITLE, columns: [], rows: [missing("admission", "not installed", why)], notes: [] }], checks: [], targets: [], seconds: 0 };
+    return {
+      id: "admission",
+      title: TITLE,
+      tables: [{ title: TITLE, columns: [], rows: [missing("admission", "not installed", why)], notes: [] }],
+      checks: [],
+      targets: [],
+      seconds: 0,
+    };
   }
   const wrk = tools.wrk.argv[0]!;
   const closedUrl = `http://127.0.0.1:${freePort()}/`;
@@ -54,7 +61,9 @@ export async function admissionBench(ctx: Context): Promise<SectionResult> {
   const keys = Object.fromEntries(
     [sqliteDb, pg].map((db) => [db, { free: createKey(binaries.genapi, db), premium: createKey(binaries.genapi, db, 10_000_000) }]),
   );
-  const results: Record<Variant, Record<Path, number[]>> = Object.fromEntries(VARIANTS.map((v) => [v, { "429": [], admitted: [] }])) as never;
+  const results: Record<Variant, Record<Path, number[]>> = Object.fromEntries(
+    VARIANTS.map((v) => [v, { "429": [], admitted: [] }]),
+  ) as never;
   const p99: Record<Variant, Record<Path, number[]>> = Object.fromEntries(VARIANTS.map((v) => [v, { "429": [], admitted: [] }])) as never;
   const spotChecks: string[] = [];
 
@@ -68,16 +77,29 @@ export async function admissionBench(ctx: Context): Promise<SectionResult> {
         const { free, premium } = keys[db]!;
         // The free key's one request of the day is used up first, so its requests all answer 429.
         const post = (key: string) =>
-          fetch(`${servers[0]!.url}/api/generate`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify({ url: closedUrl }) }).then(
-            (res) => res.status,
-          );
+          fetch(`${servers[0]!.url}/api/generate`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-api-key": key },
+            body: JSON.stringify({ url: closedUrl }),
+          }).then((res) => res.status);
         // The first free request of the day may be admitted (502); the next is refused, the premium one admitted.
         await post(free);
         spotChecks.push(`${variant}: ${await post(free)},${await post(premium)}`);
-        for (const [path, key] of [["429", free], ["admitted", premium]] as const) {
+        for (const [path, key] of [
+          ["429", free],
+          ["admitted", premium],
+        ] as const) {
           // Every instance under load at once (one wrk each); the figure is their sum.
           const each: WrkResult[] = await Promise.all(
-            servers.map((server) => runWrk(wrk, { url: `${server.url}/api/generate`, connections: Math.ceil(CONNECTIONS / count), seconds: plan.wrkSeconds, script, env: { BENCH_KEY: key } })),
+            servers.map((server) =>
+              runWrk(wrk, {
+                url: `${server.url}/api/generate`,
+                connections: Math.ceil(CONNECTIONS / count),
+                seconds: plan.wrkSeconds,
+                script,
+                env: { BENCH_KEY: key },
+              }),
+            ),
           );
           results[variant][path].push(each.reduce((sum, w) => sum + w.requestsPerSecond, 0));
           p99[variant][path].push(Math.max(...each.map((w) => w.p99Ms)));
@@ -107,7 +129,14 @@ export async function admissionBench(ctx: Context): Promise<SectionResult> {
     tables: [
       {
         title: `POST /api/generate, ${CONNECTIONS} connections in all, ${plan.wrkSeconds} s per run`,
-        columns: ["429 requests/s", "429 p99 ms", "429 ratio to SQLite", "admitted requests/s", "admitted p99 ms", "admitted ratio to SQLite"],
+        columns: [
+          "429 requests/s",
+          "429 p99 ms",
+          "429 ratio to SQLite",
+          "admitted requests/s",
+          "admitted p99 ms",
+          "admitted ratio to SQLite",
+        ],
         rows,
         notes: [
           "429: a free key whose daily quota is used up. Admitted: a premium key (daily limit 10,000,000) crawling a closed loopback port, answered 502 at once: key check, body, URL, target, admission, then a failed connect.",

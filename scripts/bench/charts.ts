@@ -61,7 +61,13 @@ function crawlCharts(section: SectionResult): Chart[] {
     const lines = (column: string) =>
       crawlers
         .filter((name) => sites.every((site) => !/time box/.test(site.rows.find((r) => r.label === name)?.note ?? "")))
-        .map((name) => ({ label: name, points: sites.flatMap((site) => { const y = median(site.rows, name, column); return y === undefined ? [] : [{ x: site.pages, y }]; }) }))
+        .map((name) => ({
+          label: name,
+          points: sites.flatMap((site) => {
+            const y = median(site.rows, name, column);
+            return y === undefined ? [] : [{ x: site.pages, y }];
+          }),
+        }))
         .filter((line) => line.points.length > 0);
     result.push(
       {
@@ -93,7 +99,9 @@ function jobCharts(section: SectionResult): Chart[] {
   // is judged by its peak), pages/s the window's mean.
   const size = Math.ceil(job.points.length / JOB_POINTS);
   const windows = Array.from({ length: Math.ceil(job.points.length / size) }, (_, i) => job.points.slice(i * size, (i + 1) * size));
-  const line = (y: (points: Series["points"]) => number) => [{ label: job.label, points: windows.map((w) => ({ x: w.at(-1)!.pages, y: y(w) })) }];
+  const line = (y: (points: Series["points"]) => number) => [
+    { label: job.label, points: windows.map((w) => ({ x: w.at(-1)!.pages, y: y(w) })) },
+  ];
   const points = job.points;
   const interval = points.length > 1 ? (points.at(-1)!.seconds - points[0]!.seconds) / (points.length - 1) : 0;
   const merged = size > 1 ? ` of each ${Math.round(size * interval)} s` : "";
@@ -102,13 +110,23 @@ function jobCharts(section: SectionResult): Chart[] {
       section: "jobs",
       file: "jobs-rss-by-pages.svg",
       title: "Crawl job: RSS against pages crawled",
-      svg: lineChart(`Crawl job: RSS (MB) against pages crawled (peak${merged})`, "pages crawled", "RSS MB", line((w) => Math.max(...w.map((p) => p.rssMB)))),
+      svg: lineChart(
+        `Crawl job: RSS (MB) against pages crawled (peak${merged})`,
+        "pages crawled",
+        "RSS MB",
+        line((w) => Math.max(...w.map((p) => p.rssMB))),
+      ),
     },
     {
       section: "jobs",
       file: "jobs-rate-by-pages.svg",
       title: "Crawl job: pages/s against pages crawled",
-      svg: lineChart(`Crawl job: pages/s against pages crawled (mean${merged})`, "pages crawled", "pages/s", line((w) => w.reduce((sum, p) => sum + p.pagesPerSecond, 0) / w.length)),
+      svg: lineChart(
+        `Crawl job: pages/s against pages crawled (mean${merged})`,
+        "pages crawled",
+        "pages/s",
+        line((w) => w.reduce((sum, p) => sum + p.pagesPerSecond, 0) / w.length),
+      ),
     },
   ];
 }
@@ -147,9 +165,18 @@ export function barChart(title: string, groups: string[], series: Bars[], unit: 
         `<text x="${f(x + barWidth / 2)}" y="${f(y(value) - 4)}" font-size="10" text-anchor="middle">${esc(format(value))}</text>`,
       );
     });
-    parts.push(`<text x="${f(plot.left + (g + 0.5) * groupWidth)}" y="${f(plot.bottom + 16)}" font-size="12" text-anchor="middle">${esc(group)}</text>`);
+    parts.push(
+      `<text x="${f(plot.left + (g + 0.5) * groupWidth)}" y="${f(plot.bottom + 16)}" font-size="12" text-anchor="middle">${esc(group)}</text>`,
+    );
   });
-  return svg(title, parts, legend(series.map((s) => s.label), "rect"));
+  return svg(
+    title,
+    parts,
+    legend(
+      series.map((s) => s.label),
+      "rect",
+    ),
+  );
 }
 
 /** Lines with markers over a linear x axis from 0. */
@@ -165,22 +192,38 @@ export function lineChart(title: string, xLabel: string, yLabel: string, lines: 
     const value = (maxX / 4) * i;
     parts.push(`<text x="${f(x(value))}" y="${f(plot.bottom + 16)}" font-size="11" text-anchor="middle">${esc(format(value))}</text>`);
   }
-  parts.push(`<text x="${f(plot.left + plot.width / 2)}" y="${f(plot.bottom + 32)}" font-size="12" text-anchor="middle">${esc(xLabel)}</text>`);
+  parts.push(
+    `<text x="${f(plot.left + plot.width / 2)}" y="${f(plot.bottom + 32)}" font-size="12" text-anchor="middle">${esc(xLabel)}</text>`,
+  );
   lines.forEach((line, i) => {
     const color = PALETTE[i % PALETTE.length];
     const sorted = [...line.points].sort((a, b) => a.x - b.x);
-    parts.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${sorted.map((p) => `${f(x(p.x))},${f(y(p.y))}`).join(" ")}"/>`);
+    parts.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${sorted.map((p) => `${f(x(p.x))},${f(y(p.y))}`).join(" ")}"/>`,
+    );
     // Markers only where they stay readable (a few measured sizes, not hundreds of samples).
     if (sorted.length <= 12) {
       const labelled = sorted.length <= 6;
       for (const p of sorted) {
-        parts.push(`<circle cx="${f(x(p.x))}" cy="${f(y(p.y))}" r="3.5" fill="${color}"><title>${esc(`${line.label}: ${format(p.y)} at ${format(p.x)}`)}</title></circle>`);
+        parts.push(
+          `<circle cx="${f(x(p.x))}" cy="${f(y(p.y))}" r="3.5" fill="${color}"><title>${esc(`${line.label}: ${format(p.y)} at ${format(p.x)}`)}</title></circle>`,
+        );
         const nearRight = x(p.x) > plot.right - 40;
-        if (labelled) parts.push(`<text x="${f(x(p.x) + (nearRight ? -6 : 6))}" y="${f(y(p.y) - 6)}" font-size="10" text-anchor="${nearRight ? "end" : "start"}">${esc(format(p.y))}</text>`);
+        if (labelled)
+          parts.push(
+            `<text x="${f(x(p.x) + (nearRight ? -6 : 6))}" y="${f(y(p.y) - 6)}" font-size="10" text-anchor="${nearRight ? "end" : "start"}">${esc(format(p.y))}</text>`,
+          );
       }
     }
   });
-  return svg(title, parts, legend(lines.map((l) => l.label), "line"));
+  return svg(
+    title,
+    parts,
+    legend(
+      lines.map((l) => l.label),
+      "line",
+    ),
+  );
 }
 
 interface Plot {

@@ -40,7 +40,13 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
       const counts = (await (await fetch(`${control}/stats`)).json()) as Counts;
       const span = (counts.lastPageAt - counts.firstPageAt) / 1000;
       const pagesPerSecond = counts.pages > 1 && span > 0 ? (counts.pages - 1) / span : 0;
-      return { pagesPerSecond, pages: counts.pages, wallSeconds, cpuSeconds, error: code === 0 ? undefined : `exit code or status ${code}` };
+      return {
+        pagesPerSecond,
+        pages: counts.pages,
+        wallSeconds,
+        cpuSeconds,
+        error: code === 0 ? undefined : `exit code or status ${code}`,
+      };
     } catch (error) {
       return { pagesPerSecond: Number.NaN, pages: 0, wallSeconds: 0, error: (error as Error).message };
     }
@@ -48,7 +54,18 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
   const viaCli = () =>
     measure(async () => {
       const out = join(ctx.workDir, `crawl-cli-${Date.now()}.xml`);
-      const argv = [binary, "crawl", `${site.url}/`, "--output", out, "--quiet", "--max-pages", String(MAX_PAGES), "--crawl-timeout", String(limitSeconds)];
+      const argv = [
+        binary,
+        "crawl",
+        `${site.url}/`,
+        "--output",
+        out,
+        "--quiet",
+        "--max-pages",
+        String(MAX_PAGES),
+        "--crawl-timeout",
+        String(limitSeconds),
+      ];
       const proc = Bun.spawn(pinned(CORES.server, argv), { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
       if (!(await settlesWithin(proc.exited, (limitSeconds + 10) * 1000))) proc.kill("SIGKILL");
       const code = await proc.exited;
@@ -59,7 +76,12 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
     measure(async () => {
       const db = newDb(ctx.workDir);
       const key = createKey(binary, db, 1_000_000);
-      const server = await startGenapi(binary, ctx.workDir, ["--allow-private-targets", "--max-pages", String(MAX_PAGES), "--crawl-timeout", String(Math.min(3600, limitSeconds))], db);
+      const server = await startGenapi(
+        binary,
+        ctx.workDir,
+        ["--allow-private-targets", "--max-pages", String(MAX_PAGES), "--crawl-timeout", String(Math.min(3600, limitSeconds))],
+        db,
+      );
       try {
         const before = await cpuSeconds(server.pid);
         const res = await fetch(`${server.url}/api/generate`, {
@@ -80,7 +102,16 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
   try {
     for (let r = 0; r < ctx.plan.runs; r++) {
       // Alternate which goes first, so neither always meets a warmer (or busier) machine.
-      const order = r % 2 === 0 ? ([["cli", viaCli], ["api", viaApi]] as const) : ([["api", viaApi], ["cli", viaCli]] as const);
+      const order =
+        r % 2 === 0
+          ? ([
+              ["cli", viaCli],
+              ["api", viaApi],
+            ] as const)
+          : ([
+              ["api", viaApi],
+              ["cli", viaCli],
+            ] as const);
       for (const [name, crawl] of order) {
         ctx.log(`crawl-cli ${pages}: run ${r + 1}/${ctx.plan.runs}: ${name}`);
         const result = await crawl();
@@ -101,7 +132,9 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
       {
         "pages/s": summarize(list.filter((m) => !m.error).map((m) => m.pagesPerSecond)),
         "wall s": summarize(list.filter((m) => !m.error).map((m) => m.wallSeconds)),
-        "CPU s per 1k pages": summarize(list.filter((m) => !m.error && m.cpuSeconds !== undefined && m.pages > 0).map((m) => (m.cpuSeconds! / m.pages) * 1000)),
+        "CPU s per 1k pages": summarize(
+          list.filter((m) => !m.error && m.cpuSeconds !== undefined && m.pages > 0).map((m) => (m.cpuSeconds! / m.pages) * 1000),
+        ),
         "genapi crawl ÷ API": ratio,
       },
       { command, note: errors(list) },
@@ -115,8 +148,17 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
         title: `Crawl of the ${size} site: command line and API`,
         columns: ["pages/s", "wall s", "CPU s per 1k pages", "genapi crawl ÷ API"],
         rows: [
-          line("genapi crawl", cli, `taskset -c ${CORES.server} genapi crawl http://127.0.0.1:$SITE/ --output $OUT/sitemap.xml --quiet --max-pages ${MAX_PAGES}`, perRun),
-          line("POST /api/generate", api, `taskset -c ${CORES.server} genapi serve --allow-private-targets --max-pages ${MAX_PAGES} ...; POST /api/generate {"url": "http://127.0.0.1:$SITE/"}`),
+          line(
+            "genapi crawl",
+            cli,
+            `taskset -c ${CORES.server} genapi crawl http://127.0.0.1:$SITE/ --output $OUT/sitemap.xml --quiet --max-pages ${MAX_PAGES}`,
+            perRun,
+          ),
+          line(
+            "POST /api/generate",
+            api,
+            `taskset -c ${CORES.server} genapi serve --allow-private-targets --max-pages ${MAX_PAGES} ...; POST /api/generate {"url": "http://127.0.0.1:$SITE/"}`,
+          ),
         ],
         notes: [
           "The same site as the crawl section (scripts/bench/site.ts), served by scripts/bench/static-server.ts on the other core. pages/s: HTML pages the site served divided by the time from the first to the last of them, so process start-up (the command's) and server start-up (the API's) are left out alike.",

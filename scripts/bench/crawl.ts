@@ -88,7 +88,13 @@ async function serveSite(ctx: Context, pages: number) {
 async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
   const { plan, tools } = ctx;
   // "genapi (alternates, images)": the same crawl with both extraction options on (issue 11: within 15% of genapi's pages/s).
-  const crawlers = [genapiCrawler(ctx), genapiCrawler(ctx, { alternates: true, images: true }), wget2Crawler(ctx), linkcheckerCrawler(ctx), sitemapGeneratorCrawler(ctx)];
+  const crawlers = [
+    genapiCrawler(ctx),
+    genapiCrawler(ctx, { alternates: true, images: true }),
+    wget2Crawler(ctx),
+    linkcheckerCrawler(ctx),
+    sitemapGeneratorCrawler(ctx),
+  ];
   const available = crawlers.filter((c) => c.tool === undefined || c.tool.argv !== undefined);
   const runs = new Map<string, CrawlRun[]>(crawlers.map((c) => [c.name, []]));
   const fetchCeiling: number[] = [];
@@ -131,20 +137,30 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
   const rate = (list: CrawlRun[]) => list.map((run) => (run.error ? Number.NaN : run.pagesPerSecond));
   const genapiRates = rate(genapiRuns);
   const vs = (others: number[]) => summarize(ratios(genapiRates, others).filter(Number.isFinite));
-  const rows: Row[] = crawlers.map((crawler) => crawlerRow(crawler, runs.get(crawler.name)!, site, crawler.name === "genapi" ? undefined : vs(rate(runs.get(crawler.name)!))));
+  const rows: Row[] = crawlers.map((crawler) =>
+    crawlerRow(crawler, runs.get(crawler.name)!, site, crawler.name === "genapi" ? undefined : vs(rate(runs.get(crawler.name)!))),
+  );
   if (tools.wrk.argv) {
     rows.push(
-      row("ceiling: wrk fetching the same pages", { "pages/s": summarize(fetchCeiling), "genapi ÷ this": vs(fetchCeiling) }, {
-        command: `taskset -c ${CORES.server} BENCH_PATHS=$PATHS ${showCommand(wrkArgv("wrk", { url: site.url, connections: CONCURRENCY, seconds: Math.max(1, Math.round(plan.wrkSeconds / 2)), script: lua }), names(ctx, site))}`,
-        note: "raw HTTP fetch rate of the server on loopback, bodies read, nothing parsed",
-      }),
+      row(
+        "ceiling: wrk fetching the same pages",
+        { "pages/s": summarize(fetchCeiling), "genapi ÷ this": vs(fetchCeiling) },
+        {
+          command: `taskset -c ${CORES.server} BENCH_PATHS=$PATHS ${showCommand(wrkArgv("wrk", { url: site.url, connections: CONCURRENCY, seconds: Math.max(1, Math.round(plan.wrkSeconds / 2)), script: lua }), names(ctx, site))}`,
+          note: "raw HTTP fetch rate of the server on loopback, bodies read, nothing parsed",
+        },
+      ),
     );
   } else rows.push(missing("ceiling: wrk fetching the same pages", "not installed", tools.wrk.note ?? "not installed"));
   rows.push(
-    row("ceiling: genapi's page parser alone", { "pages/s": summarize(parseCeiling), "genapi ÷ this": vs(parseCeiling) }, {
-      command: `taskset -c ${CORES.server} bun scripts/bench/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
-      note: "decodeHtml + extractPage (src/sitemap/links.ts) over the site's pages in memory, one core, no network",
-    }),
+    row(
+      "ceiling: genapi's page parser alone",
+      { "pages/s": summarize(parseCeiling), "genapi ÷ this": vs(parseCeiling) },
+      {
+        command: `taskset -c ${CORES.server} bun scripts/bench/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
+        note: "decodeHtml + extractPage (src/sitemap/links.ts) over the site's pages in memory, one core, no network",
+      },
+    ),
   );
 
   const checks: Check[] = [genapiSetCheck(site, genapiRuns)];
@@ -171,7 +187,8 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
 
 function crawlerRow(crawler: Crawler, list: CrawlRun[], site: Site, ratio: ReturnType<typeof summarize>): Row {
   const extra = { command: crawler.command, version: crawler.tool?.version };
-  if (crawler.tool && crawler.tool.argv === undefined) return missing(crawler.name, "not installed", crawler.tool.note ?? "not installed", extra);
+  if (crawler.tool && crawler.tool.argv === undefined)
+    return missing(crawler.name, "not installed", crawler.tool.note ?? "not installed", extra);
   const ok = list.filter((run) => !run.error);
   const errors = [...new Set(list.flatMap((run) => (run.error ? [run.error] : [])))];
   if (ok.length === 0) return missing(crawler.name, "failed", errors.join("; "), extra);
@@ -233,7 +250,10 @@ function crawlTargets(
   };
   const targets = [versus("linkchecker", 3), versus("sitemap-generator-cli", 3), versus("wget2", 1)];
   // Issue 16: CPU per page at most wget2's, compared run by run (both crawl the whole site every run).
-  const cpuPerPage = (list: CrawlRun[]) => list.map((run) => (run.error || run.cpuSeconds === undefined || run.pagesServed === 0 ? Number.NaN : (run.cpuSeconds / run.pagesServed) * 1000));
+  const cpuPerPage = (list: CrawlRun[]) =>
+    list.map((run) =>
+      run.error || run.cpuSeconds === undefined || run.pagesServed === 0 ? Number.NaN : (run.cpuSeconds / run.pagesServed) * 1000,
+    );
   const cpu = summarize(ratios(cpuPerPage(genapiRuns), cpuPerPage(wget2Runs)).filter(Number.isFinite));
   const ms = (list: CrawlRun[]) => summarize(cpuPerPage(list).filter(Number.isFinite))?.median.toFixed(3);
   targets.push({
@@ -324,7 +344,8 @@ function genapiCrawler(ctx: Context, options?: { alternates: true; images: true 
           peakRssBytes: await peakRss(server.pid),
           cpuSeconds: (await cpuSeconds(server.pid)) - cpuBefore,
         };
-        if (res.status !== 200 || body.data === undefined) return { ...base, complete: false, error: `HTTP ${res.status}: ${JSON.stringify(body).slice(0, 200)}` };
+        if (res.status !== 200 || body.data === undefined)
+          return { ...base, complete: false, error: `HTTP ${res.status}: ${JSON.stringify(body).slice(0, 200)}` };
         return { ...base, complete: !body.data.truncated, urls: locs(body.data.sitemap) };
       } finally {
         await server.stop();
@@ -335,7 +356,16 @@ function genapiCrawler(ctx: Context, options?: { alternates: true; images: true 
 
 function wget2Crawler(ctx: Context): Crawler {
   const tool = ctx.tools.wget2;
-  const args = (url: string) => ["--spider", "--recursive", "--level=0", `--max-threads=${CONCURRENCY}`, "--no-parent", "--no-directories", "--quiet", url];
+  const args = (url: string) => [
+    "--spider",
+    "--recursive",
+    "--level=0",
+    `--max-threads=${CONCURRENCY}`,
+    "--no-parent",
+    "--no-directories",
+    "--quiet",
+    url,
+  ];
   return {
     name: "wget2",
     tool,
@@ -349,7 +379,19 @@ function linkcheckerCrawler(ctx: Context): Crawler {
   // Its default of 10 requests/s per host is lifted by the site's "LinkChecker" header plus this setting.
   const config = join(ctx.workDir, "linkcheckerrc");
   writeFileSync(config, "[checking]\nmaxrequestspersecond=1000000\n");
-  const args = (url: string, out: string) => ["-f", config, "--threads", String(CONCURRENCY), "--no-status", "--no-warnings", "-o", "none", "-F", `sitemap/utf-8/${out}`, url];
+  const args = (url: string, out: string) => [
+    "-f",
+    config,
+    "--threads",
+    String(CONCURRENCY),
+    "--no-status",
+    "--no-warnings",
+    "-o",
+    "none",
+    "-F",
+    `sitemap/utf-8/${out}`,
+    url,
+  ];
   return {
     name: "linkchecker",
     tool,
@@ -386,7 +428,12 @@ async function spawnCrawler(ctx: Context, argv: string[], site: Site, limitSecon
   const dir = cwd ?? mkdtempSync(join(ctx.workDir, "crawler-"));
   await fetch(`${site.control}/reset`);
   const begin = performance.now();
-  const proc = Bun.spawn(pinned(CORES.server, argv), { cwd: dir, stdin: "ignore", stdout: Bun.file(join(dir, "stdout.log")), stderr: Bun.file(join(dir, "stderr.log")) });
+  const proc = Bun.spawn(pinned(CORES.server, argv), {
+    cwd: dir,
+    stdin: "ignore",
+    stdout: Bun.file(join(dir, "stdout.log")),
+    stderr: Bun.file(join(dir, "stderr.log")),
+  });
   const sampler = sampleUsage(proc.pid);
   const stopped = !(await settlesWithin(proc.exited, limitSeconds * 1000));
   const usage = await sampler.stop();
@@ -402,7 +449,9 @@ async function spawnCrawler(ctx: Context, argv: string[], site: Site, limitSecon
   const rusage = stopped ? undefined : proc.resourceUsage()?.cpuTime;
   if (rusage) result.cpuSeconds = Number(rusage.total) / 1e6;
   if (!stopped && code !== 0) {
-    const stderr = await Bun.file(join(dir, "stderr.log")).text().catch(() => "");
+    const stderr = await Bun.file(join(dir, "stderr.log"))
+      .text()
+      .catch(() => "");
     result.error = `exit code ${code}: ${stderr.trim().split("\n").slice(-2).join(" / ").slice(0, 300)}`;
   }
   return result;
@@ -445,7 +494,9 @@ end
 }
 
 function measureParseCeiling(site: Site, seconds: number): number {
-  const out = run(pinned(CORES.server, [BUN, join(import.meta.dir, "parse-ceiling.ts"), site.dir, site.pathsFile, String(seconds)]), { cwd: ROOT });
+  const out = run(pinned(CORES.server, [BUN, join(import.meta.dir, "parse-ceiling.ts"), site.dir, site.pathsFile, String(seconds)]), {
+    cwd: ROOT,
+  });
   return (JSON.parse(out) as { pagesPerSecond: number }).pagesPerSecond;
 }
 

@@ -18,7 +18,8 @@ const log = batchedWriter((chunk) => process.stdout.write(chunk));
 // What genapi sends with every API answer (src/http/cors.ts, the no-store hook, the JSON type).
 const HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-expose-headers": "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id",
+  "access-control-expose-headers":
+    "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id",
   "cache-control": "no-store",
   "content-type": "application/json;charset=utf-8",
 };

@@ -99,7 +99,11 @@ async function withSite<T>(ctx: Context, size: number, use: (url: string) => Pro
 /** One job over the site, sampled every second until it finishes (or `limitSeconds`). */
 async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds: number): Promise<JobRun> {
   const dir = mkdtempSync(join(ctx.workDir, "jobs-"));
-  const genapi = await startGenapi(ctx.binaries.genapi, dir, ["--allow-private-targets", "--job-max-pages", String(Math.min(size + 10, 1_000_000))]);
+  const genapi = await startGenapi(ctx.binaries.genapi, dir, [
+    "--allow-private-targets",
+    "--job-max-pages",
+    String(Math.min(size + 10, 1_000_000)),
+  ]);
   try {
     const key = createKey(ctx.binaries.genapi, genapi.db, 100);
     await fetch(`${siteUrl}/__reset`);
@@ -118,8 +122,12 @@ async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds:
     let lastAt = begin;
     while ((performance.now() - begin) / 1000 < limitSeconds) {
       await Bun.sleep(1000);
-      job = ((await (await fetch(`${genapi.url}/api/jobs/${id}`, { headers: { "x-api-key": key } })).json()) as { data: NonNullable<typeof job> }).data;
-      const status = await Bun.file(`/proc/${genapi.pid}/status`).text().catch(() => "");
+      job = (
+        (await (await fetch(`${genapi.url}/api/jobs/${id}`, { headers: { "x-api-key": key } })).json()) as { data: NonNullable<typeof job> }
+      ).data;
+      const status = await Bun.file(`/proc/${genapi.pid}/status`)
+        .text()
+        .catch(() => "");
       const rssMB = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
       const now = performance.now();
       const pages = job.progress.pages_crawled;
@@ -140,17 +148,32 @@ async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds:
       peakRssMB: (peak.peakRssBytes ?? 0) / 1e6,
       samples,
     };
-    if (job?.status !== "succeeded") run.error = `job ${job?.status ?? "unknown"} after ${seconds.toFixed(0)} s ${job?.error ? JSON.stringify(job.error) : ""}`;
+    if (job?.status !== "succeeded")
+      run.error = `job ${job?.status ?? "unknown"} after ${seconds.toFixed(0)} s ${job?.error ? JSON.stringify(job.error) : ""}`;
     return run;
   } finally {
     await genapi.stop();
   }
 }
 
-async function wget2Run(ctx: Context, siteUrl: string, limitSeconds: number): Promise<{ pagesPerSecond: number; pages: number; peakRssMB: number; complete: boolean }> {
+async function wget2Run(
+  ctx: Context,
+  siteUrl: string,
+  limitSeconds: number,
+): Promise<{ pagesPerSecond: number; pages: number; peakRssMB: number; complete: boolean }> {
   const dir = mkdtempSync(join(ctx.workDir, "wget2-"));
   await fetch(`${siteUrl}/__reset`);
-  const argv = [...ctx.tools.wget2.argv!, "--spider", "--recursive", "--level=0", `--max-threads=${CONCURRENCY}`, "--no-parent", "--no-directories", "--quiet", `${siteUrl}/`];
+  const argv = [
+    ...ctx.tools.wget2.argv!,
+    "--spider",
+    "--recursive",
+    "--level=0",
+    `--max-threads=${CONCURRENCY}`,
+    "--no-parent",
+    "--no-directories",
+    "--quiet",
+    `${siteUrl}/`,
+  ];
   const proc = Bun.spawn(pinned(CORES.server, argv), { cwd: dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
   const usage = sampleUsage(proc.pid, 200);
   const complete = await settlesWithin(proc.exited, limitSeconds * 1000);
@@ -159,7 +182,12 @@ async function wget2Run(ctx: Context, siteUrl: string, limitSeconds: number): Pr
   await proc.exited;
   const served = await stats(siteUrl);
   const span = (served.lastPageAt - served.firstPageAt) / 1000;
-  return { pagesPerSecond: span > 0 ? (served.pages - 1) / span : 0, pages: served.pages, peakRssMB: (peak.peakRssBytes ?? 0) / 1e6, complete };
+  return {
+    pagesPerSecond: span > 0 ? (served.pages - 1) / span : 0,
+    pages: served.pages,
+    peakRssMB: (peak.peakRssBytes ?? 0) / 1e6,
+    complete,
+  };
 }
 
 export async function jobsBench(ctx: Context): Promise<SectionResult> {
@@ -201,8 +229,15 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
     rows.push(
       row(
         `wget2 --spider, ${fmt(sizes.large)} pages`,
-        { "pages/s": summarize([wget2.pagesPerSecond]), "pages fetched": summarize([wget2.pages]), "peak RSS MB": summarize([wget2.peakRssMB]) },
-        { command: `wget2 --spider --recursive --level=0 --max-threads=${CONCURRENCY} --no-parent --no-directories --quiet $SITE/`, note: wget2.complete ? "crawled the whole site" : "stopped at its time limit" },
+        {
+          "pages/s": summarize([wget2.pagesPerSecond]),
+          "pages fetched": summarize([wget2.pages]),
+          "peak RSS MB": summarize([wget2.peakRssMB]),
+        },
+        {
+          command: `wget2 --spider --recursive --level=0 --max-threads=${CONCURRENCY} --no-parent --no-directories --quiet $SITE/`,
+          note: wget2.complete ? "crawled the whole site" : "stopped at its time limit",
+        },
       ),
     );
   } else rows.push(missing(`wget2 --spider, ${fmt(sizes.large)} pages`, "not installed", ctx.tools.wget2.note ?? "not installed"));

@@ -54,10 +54,23 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
     const rps = (results: WrkResult[]) => results.map((r) => r.requestsPerSecond);
     const vsFixed = summarize(ratios(rps(ours!), rps(fixedRuns!)));
     const vsFair = summarize(ratios(rps(ours!), rps(fairRuns!)));
-    const cpuVsFair = summarize(ratios(fairRuns!.map((r) => r.cpuUsPerRequest), ours!.map((r) => r.cpuUsPerRequest)));
+    const cpuVsFair = summarize(
+      ratios(
+        fairRuns!.map((r) => r.cpuUsPerRequest),
+        ours!.map((r) => r.cpuUsPerRequest),
+      ),
+    );
     const p99 = summarize(ours!.map((r) => r.p99Ms));
-    const names = { [genapi.url]: "http://127.0.0.1:$PORT", [fixed.url]: "http://127.0.0.1:$PORT", [fair.url]: "http://127.0.0.1:$PORT", [workDir]: "$WORK" };
-    const wrkLine = showCommand(wrkArgv("wrk", { url: `${genapi.url}/api.php`, connections: CONNECTIONS, seconds: plan.wrkSeconds }), names);
+    const names = {
+      [genapi.url]: "http://127.0.0.1:$PORT",
+      [fixed.url]: "http://127.0.0.1:$PORT",
+      [fair.url]: "http://127.0.0.1:$PORT",
+      [workDir]: "$WORK",
+    };
+    const wrkLine = showCommand(
+      wrkArgv("wrk", { url: `${genapi.url}/api.php`, connections: CONNECTIONS, seconds: plan.wrkSeconds }),
+      names,
+    );
     const cells = (results: Measured[]) => ({
       "requests/s": summarize(rps(results)),
       "p50 ms": summarize(results.map((r) => r.p50Ms)),
@@ -73,15 +86,25 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
           title: `GET /api.php (defaults), ${CONNECTIONS} connections, ${plan.wrkSeconds} s per run`,
           columns: ["requests/s", "p50 ms", "p99 ms", "server CPU µs per request", "non-2xx + socket errors", "genapi ÷ this"],
           rows: [
-            row("ceiling: bare Bun.serve, fixed JSON body", { ...cells(fixedRuns!), "genapi ÷ this": vsFixed }, {
-              command: showCommand(fixed.argv, { ...names, [binaries.ceiling]: "ceiling" }),
-              note: `body ${ceilingBytes} bytes, genapi's ${bodyBytes}`,
+            row(
+              "ceiling: bare Bun.serve, fixed JSON body",
+              { ...cells(fixedRuns!), "genapi ÷ this": vsFixed },
+              {
+                command: showCommand(fixed.argv, { ...names, [binaries.ceiling]: "ceiling" }),
+                note: `body ${ceilingBytes} bytes, genapi's ${bodyBytes}`,
+              },
+            ),
+            row(
+              "fair ceiling: bare Bun.serve, genapi's generator and log line",
+              { ...cells(fairRuns!), "genapi ÷ this": vsFair },
+              {
+                command: showCommand(fair.argv, { ...names, [binaries.fairCeiling]: "fair-ceiling" }),
+                note: `scripts/bench/fair-ceiling-server.ts: the query read into fields, generateFromFields (src/password), Response.json with genapi's headers (${sameHeaders ? "the same header names as genapi's answer" : "**header names differ from genapi's answer**"}), the same JSON log line with the peer address and a request id, batched per event-loop turn by src/http/log-writer.ts`,
+              },
+            ),
+            row("genapi", cells(ours!), {
+              command: showCommand(genapi.argv, { ...names, [binaries.genapi]: "genapi", [genapi.db]: "$DB" }),
             }),
-            row("fair ceiling: bare Bun.serve, genapi's generator and log line", { ...cells(fairRuns!), "genapi ÷ this": vsFair }, {
-              command: showCommand(fair.argv, { ...names, [binaries.fairCeiling]: "fair-ceiling" }),
-              note: `scripts/bench/fair-ceiling-server.ts: the query read into fields, generateFromFields (src/password), Response.json with genapi's headers (${sameHeaders ? "the same header names as genapi's answer" : "**header names differ from genapi's answer**"}), the same JSON log line with the peer address and a request id, batched per event-loop turn by src/http/log-writer.ts`,
-            }),
-            row("genapi", cells(ours!), { command: showCommand(genapi.argv, { ...names, [binaries.genapi]: "genapi", [genapi.db]: "$DB" }) }),
           ],
           notes: [
             `Load: \`taskset -c ${CORES.load} ${wrkLine}\`; servers pinned with \`taskset -c ${CORES.server}\`. All three servers are compiled with \`bun build --compile\` and warmed up for ${plan.warmupSeconds} s; the runs rotate which server goes first, and each ratio compares measurements of one run.`,
@@ -111,7 +134,10 @@ type Measured = WrkResult & { cpuUsPerRequest: number };
 
 /** The response's header names less the per-response ones, sorted: what both servers must send. */
 function headerNames(headers: Headers): string {
-  return [...headers.keys()].filter((name) => !["date", "content-length"].includes(name)).sort().join(", ");
+  return [...headers.keys()]
+    .filter((name) => !["date", "content-length"].includes(name))
+    .sort()
+    .join(", ");
 }
 
 function targets(vsFixed: number | undefined, vsFair: number | undefined, p99: number | undefined, cpuVsFair?: number): Target[] {

@@ -19,7 +19,9 @@ export function freePort(): number {
 
 /** Peak resident set size so far (VmHWM), in bytes; undefined once the process is gone. */
 export async function peakRss(pid: number): Promise<number | undefined> {
-  const status = await Bun.file(`/proc/${pid}/status`).text().catch(() => "");
+  const status = await Bun.file(`/proc/${pid}/status`)
+    .text()
+    .catch(() => "");
   const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) * 1024;
 }
@@ -90,12 +92,19 @@ export async function waitFor200(url: string, timeoutMs: number, exited?: Promis
 }
 
 /** Waits for the first line of a file that `match` accepts (a child writing its log there). */
-export async function waitForLine(path: string, match: (line: string) => boolean, timeoutMs: number, exited: Promise<number>): Promise<string> {
+export async function waitForLine(
+  path: string,
+  match: (line: string) => boolean,
+  timeoutMs: number,
+  exited: Promise<number>,
+): Promise<string> {
   const deadline = performance.now() + timeoutMs;
   let code: number | undefined;
   void exited.then((c) => (code = c));
   while (performance.now() < deadline) {
-    const text = await Bun.file(path).text().catch(() => "");
+    const text = await Bun.file(path)
+      .text()
+      .catch(() => "");
     const line = text.split("\n").find(match);
     if (line !== undefined) return line;
     if (code !== undefined) throw new Error(`exited with ${code}: ${text.slice(0, 500)}`);

@@ -80,9 +80,13 @@ wrk.headers["X-API-Key"] = os.getenv("BENCH_KEY")
           columns: ["requests/s", "p50 ms", "p99 ms", "ratio to 401 path"],
           rows: [
             row("401: mistyped key (checksum, no database)", cells(mistyped)),
-            row("429: free key over its daily quota (SQLite admission)", { ...cells(refused), "ratio to 401 path": ratio }, {
-              command: showCommand(genapi.argv, { ...names, [binaries.genapi]: "genapi", [genapi.db]: "$DB" }),
-            }),
+            row(
+              "429: free key over its daily quota (SQLite admission)",
+              { ...cells(refused), "ratio to 401 path": ratio },
+              {
+                command: showCommand(genapi.argv, { ...names, [binaries.genapi]: "genapi", [genapi.db]: "$DB" }),
+              },
+            ),
           ],
           notes: [
             `Load: \`taskset -c ${CORES.load} BENCH_KEY=... ${showCommand(wrkArgv("wrk", { url: `${genapi.url}/api/generate`, connections: CONNECTIONS, seconds: plan.wrkSeconds, script }), names)}\` with a Lua script that sends \`{"url": "http://127.0.0.1:$CLOSED/"}\` and the key; genapi pinned to core ${CORES.server}.`,
@@ -110,7 +114,8 @@ function target(ratio: number | undefined, rps?: number): Target {
   return {
     label: "requests refused with 429 (SQLite admission), vs the 401 path that reads no database",
     goal: "show the admission path is not the bottleneck",
-    measured: ratio === undefined || rps === undefined ? "not measured" : `${Math.round(rps).toLocaleString("en-US")}/s, ${ratio.toFixed(2)}×`,
+    measured:
+      ratio === undefined || rps === undefined ? "not measured" : `${Math.round(rps).toLocaleString("en-US")}/s, ${ratio.toFixed(2)}×`,
     met: ratio === undefined ? undefined : null,
   };
 }

@@ -15,7 +15,10 @@ export interface ChartRef {
 export function renderReport(results: BenchResults, charts: ChartRef[] = []): string {
   const { machine } = results;
   // A section missing from ORDER still appears (last) instead of vanishing from the report.
-  const sections = [...ORDER.flatMap((id) => results.sections.filter((s) => s.id === id)), ...results.sections.filter((s) => !ORDER.includes(s.id))];
+  const sections = [
+    ...ORDER.flatMap((id) => results.sections.filter((s) => s.id === id)),
+    ...results.sections.filter((s) => !ORDER.includes(s.id)),
+  ];
   const targets = sections.flatMap((s) => s.targets);
   const lines = [
     "# Benchmarks",
@@ -39,11 +42,24 @@ export function renderReport(results: BenchResults, charts: ChartRef[] = []): st
     "",
     "| tool | version | status |",
     "|---|---|---|",
-    ...results.tools.map((tool) => `| ${tool.label} | ${tool.version ?? ""} | ${tool.status === "ok" ? "installed" : (tool.note ?? tool.status)} |`),
+    ...results.tools.map(
+      (tool) => `| ${tool.label} | ${tool.version ?? ""} | ${tool.status === "ok" ? "installed" : (tool.note ?? tool.status)} |`,
+    ),
     "",
   ];
-  sections.forEach((section, i) => lines.push(...renderSection(section, i + 1, charts.filter((c) => c.section === section.id))));
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  sections.forEach((section, i) =>
+    lines.push(
+      ...renderSection(
+        section,
+        i + 1,
+        charts.filter((c) => c.section === section.id),
+      ),
+    ),
+  );
+  return `${lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }
 
 /** A run with --only: which sections it left out, so nobody takes the report for a full one. */
@@ -52,10 +68,14 @@ function partialNote(results: BenchResults): string[] {
   const carried = results.sections.filter((s) => s.carried);
   if ((left.length === 0 && carried.length === 0) || results.mode === "smoke") return [];
   const ran = results.sections.filter((s) => !s.carried).map((s) => s.id);
-  const lines = [`**A partial run** (\`--only ${ran.join(",")}\`): only ${ran.join(", ")} ${ran.length === 1 ? "was" : "were"} measured in this run.`];
+  const lines = [
+    `**A partial run** (\`--only ${ran.join(",")}\`): only ${ran.join(", ")} ${ran.length === 1 ? "was" : "were"} measured in this run.`,
+  ];
   for (const section of carried) {
     const from = section.carried!;
-    lines.push(`${section.id} is carried over from the run of ${from.startedAt.slice(0, 16).replace("T", " ")} UTC (${from.runs} runs, load average ${from.loadBefore.toFixed(2)}, ${from.loadAfter.toFixed(2)}).`);
+    lines.push(
+      `${section.id} is carried over from the run of ${from.startedAt.slice(0, 16).replace("T", " ")} UTC (${from.runs} runs, load average ${from.loadBefore.toFixed(2)}, ${from.loadAfter.toFixed(2)}).`,
+    );
   }
   if (left.length > 0) lines.push(`Not in this report: ${left.join(", ")}.`);
   return [`${lines.join(" ")} \`npm run bench\` runs every section.`, ""];
@@ -68,7 +88,11 @@ function targetLine(target: Target): string {
 
 function renderSection(section: SectionResult, number: number, charts: ChartRef[] = []): string[] {
   const lines = [`## ${number}. ${section.title}`, ""];
-  if (section.carried) lines.push(`_Carried over from the run of ${section.carried.startedAt.slice(0, 16).replace("T", " ")} UTC, not measured in this run (its ratios compare measurements of that run)._`, "");
+  if (section.carried)
+    lines.push(
+      `_Carried over from the run of ${section.carried.startedAt.slice(0, 16).replace("T", " ")} UTC, not measured in this run (its ratios compare measurements of that run)._`,
+      "",
+    );
   if (section.error) return [...lines, "The section failed:", "", "```", section.error, "```", ""];
   for (const table of section.tables) lines.push(...renderTable(table));
   if (charts.length > 0) lines.push(charts.map((chart) => `![${chart.title}](${chart.path})`).join("\n"), "");
@@ -85,7 +109,10 @@ function renderTable(table: Table): string[] {
   const lines = [`### ${table.title}`, ""];
   lines.push(`| | ${table.columns.join(" | ")} |`, `|---|${table.columns.map(() => "---:").join("|")}|`);
   for (const row of table.rows) {
-    const cells = row.status === "ok" ? table.columns.map((column) => formatCell(row.cells[column], column)) : [`_${row.status}_`, ...table.columns.slice(1).map(() => "")];
+    const cells =
+      row.status === "ok"
+        ? table.columns.map((column) => formatCell(row.cells[column], column))
+        : [`_${row.status}_`, ...table.columns.slice(1).map(() => "")];
     lines.push(`| ${row.label} | ${cells.join(" | ")} |`);
   }
   lines.push("");

@@ -60,14 +60,27 @@ try {
   for (const id of only) {
     log(`${id}: starting`);
     const section = await SECTIONS[id](ctx).catch(
-      (error: Error): SectionResult => ({ id, title: id, tables: [], checks: [], targets: [], error: error.stack ?? error.message, seconds: 0 }),
+      (error: Error): SectionResult => ({
+        id,
+        title: id,
+        tables: [],
+        checks: [],
+        targets: [],
+        error: error.stack ?? error.message,
+        seconds: 0,
+      }),
     );
     if (section.error) log(`${id}: FAILED: ${section.error}`);
     sections.push(section);
   }
   if (values.carry !== undefined) {
     const earlier = JSON.parse(readFileSync(values.carry, "utf8")) as BenchResults;
-    const carried = { startedAt: earlier.startedAt, runs: earlier.runs, loadBefore: earlier.machine.loadBefore, loadAfter: earlier.machine.loadAfter };
+    const carried = {
+      startedAt: earlier.startedAt,
+      runs: earlier.runs,
+      loadBefore: earlier.machine.loadBefore,
+      loadAfter: earlier.machine.loadAfter,
+    };
     for (const section of earlier.sections) {
       if (!sections.some((s) => s.id === section.id)) sections.push({ ...section, carried: section.carried ?? carried });
     }

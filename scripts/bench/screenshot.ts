@@ -18,7 +18,17 @@ const html = join(dirname(png), "benchmarks.html");
 mkdirSync(dirname(png), { recursive: true });
 writeFileSync(html, page(readFileSync(report, "utf8"), `file://${dirname(report)}/`));
 const height = Number(process.env.SCREENSHOT_HEIGHT ?? 6000);
-run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--hide-scrollbars", `--window-size=1100,${height}`, `--screenshot=${png}`, `file://${html}`]);
+run([
+  chromium,
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--hide-scrollbars",
+  `--window-size=1100,${height}`,
+  `--screenshot=${png}`,
+  `file://${html}`,
+]);
 console.log(png);
 
 function page(markdown: string, base: string): string {
@@ -35,10 +45,17 @@ function page(markdown: string, base: string): string {
       out.push(`<h${level}>${inline(line.slice(level + 1))}</h${level}>`);
     } else if (line.startsWith("|")) {
       const rows: string[][] = [];
-      for (; i < lines.length && lines[i]!.startsWith("|"); i++) rows.push(lines[i]!.slice(1, -1).split(" | ").map((c) => c.trim().replace(/^\|\s*/, "")));
+      for (; i < lines.length && lines[i]!.startsWith("|"); i++)
+        rows.push(
+          lines[i]!.slice(1, -1)
+            .split(" | ")
+            .map((c) => c.trim().replace(/^\|\s*/, "")),
+        );
       i--;
       const [head, , ...body] = rows;
-      out.push(`<table><tr>${head!.map((c) => `<th>${inline(c)}</th>`).join("")}</tr>${body.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join("")}</tr>`).join("")}</table>`);
+      out.push(
+        `<table><tr>${head!.map((c) => `<th>${inline(c)}</th>`).join("")}</tr>${body.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join("")}</tr>`).join("")}</table>`,
+      );
     } else if (line.startsWith("- ")) {
       const items: string[] = [];
       for (; i < lines.length && lines[i]!.startsWith("- "); i++) items.push(`<li>${inline(lines[i]!.slice(2))}</li>`);

@@ -22,8 +22,13 @@ export function buildBinaries(dir: string, genapi?: string): Binaries {
   const out = (name: string) => join(dir, name);
   if (genapi === undefined) run([BUN, "scripts/build.ts", "--outfile", out("genapi")], { cwd: ROOT });
   run([BUN, "scripts/build.ts", "--no-bytecode", "--outfile", out("genapi-source-only")], { cwd: ROOT });
-  for (const [name, source] of [["ceiling", "ceiling-server.ts"], ["fair-ceiling", "fair-ceiling-server.ts"]]) {
-    run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/${source}`], { cwd: ROOT });
+  for (const [name, source] of [
+    ["ceiling", "ceiling-server.ts"],
+    ["fair-ceiling", "fair-ceiling-server.ts"],
+  ]) {
+    run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/${source}`], {
+      cwd: ROOT,
+    });
   }
   return {
     genapi: genapi ?? out("genapi"),
@@ -48,7 +53,12 @@ export interface Server {
  * ceiling), pinned to the server core; stdout (genapi's request log) goes to a file, as under a
  * service manager, so draining it costs the benchmark nothing.
  */
-export async function startServer(argv: string[], dir: string, core = CORES.server, timeoutMs = 10_000): Promise<Server & { line: string }> {
+export async function startServer(
+  argv: string[],
+  dir: string,
+  core = CORES.server,
+  timeoutMs = 10_000,
+): Promise<Server & { line: string }> {
   const log = join(dir, `server-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
   const proc = Bun.spawn(pinned(core, argv), { stdin: "ignore", stdout: Bun.file(log), stderr: Bun.file(`${log}.err`) });
   try {
@@ -68,7 +78,9 @@ export async function startServer(argv: string[], dir: string, core = CORES.serv
     };
   } catch (error) {
     proc.kill("SIGKILL");
-    const stderr = await Bun.file(`${log}.err`).text().catch(() => "");
+    const stderr = await Bun.file(`${log}.err`)
+      .text()
+      .catch(() => "");
     throw new Error(`${argv[0]} did not start: ${(error as Error).message} ${stderr.slice(0, 500)}`);
   }
 }
@@ -85,5 +97,14 @@ export function newDb(dir: string): string {
 
 /** `genapi keys create`: prints only the key. */
 export function createKey(binary: string, db: string, dailyLimit?: number): string {
-  return run([binary, "keys", "create", "--name", "bench", ...(dailyLimit === undefined ? [] : ["--daily-limit", String(dailyLimit)]), "--db", db]);
+  return run([
+    binary,
+    "keys",
+    "create",
+    "--name",
+    "bench",
+    ...(dailyLimit === undefined ? [] : ["--daily-limit", String(dailyLimit)]),
+    "--db",
+    db,
+  ]);
 }

@@ -16,8 +16,22 @@ interface Variant {
 export async function startupBench(ctx: Context): Promise<SectionResult> {
   const started = performance.now();
   const { binaries, plan, workDir } = ctx;
-  const serve = (binary: string, db: string) => (port: number) => [binary, "serve", "--host", "127.0.0.1", "--port", String(port), "--db", db];
-  const baseline: Variant = { label: "bare Bun.serve (compiled)", path: binaries.ceiling, argv: (port) => [binaries.ceiling, "--port", String(port)], times: [] };
+  const serve = (binary: string, db: string) => (port: number) => [
+    binary,
+    "serve",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--db",
+    db,
+  ];
+  const baseline: Variant = {
+    label: "bare Bun.serve (compiled)",
+    path: binaries.ceiling,
+    argv: (port) => [binaries.ceiling, "--port", String(port)],
+    times: [],
+  };
   const genapi: Variant = { label: "genapi", path: binaries.genapi, argv: serve(binaries.genapi, newDb(workDir)), times: [] };
   const variants: Variant[] = [
     baseline,

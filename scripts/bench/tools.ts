@@ -33,7 +33,9 @@ export function prepareTools(install: boolean, log: (line: string) => void): Too
       try {
         log(`installing ${absent.join(", ")} from Debian's packages`);
         run(["apt-get", "update"]);
-        run(["apt-get", "install", "-y", "--no-install-recommends", ...absent], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+        run(["apt-get", "install", "-y", "--no-install-recommends", ...absent], {
+          env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+        });
       } catch (error) {
         aptNote = `apt-get install failed: ${(error as Error).message}`;
       }
@@ -80,6 +82,8 @@ const start = Crawler.prototype.start;
 Crawler.prototype.start = function () { this.interval = 1; return start.apply(this, arguments); };
 `,
   );
-  const { version } = JSON.parse(readFileSync(join(PEERS_DIR, "node_modules/sitemap-generator-cli/package.json"), "utf8")) as { version: string };
+  const { version } = JSON.parse(readFileSync(join(PEERS_DIR, "node_modules/sitemap-generator-cli/package.json"), "utf8")) as {
+    version: string;
+  };
   return { name, argv: [node, "--require", preload, cli], version: `${name} ${version} (npm) on Node.js ${run([node, "--version"])}` };
 }

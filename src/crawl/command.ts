@@ -113,12 +113,18 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   const fetch = createGuardedFetch({ allowPrivate: true, allowTargets: [] }, systemResolver);
   let run: CrawlRun;
   try {
-    run = await runCrawl(url.href, state, limits, { fetch, now: Date.now, userAgent: USER_AGENT }, {
-      crawl: options,
-      signal: stop.signal,
-      onProgress: progress ? (p) => progress.update(p) : undefined,
-      progressEveryMs: REDRAW_EVERY_MS,
-    });
+    run = await runCrawl(
+      url.href,
+      state,
+      limits,
+      { fetch, now: Date.now, userAgent: USER_AGENT },
+      {
+        crawl: options,
+        signal: stop.signal,
+        onProgress: progress ? (p) => progress.update(p) : undefined,
+        progressEveryMs: REDRAW_EVERY_MS,
+      },
+    );
   } catch (error) {
     progress?.clear();
     removeInterrupt();
@@ -179,7 +185,13 @@ function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, 
       : written.parts === 0
         ? `written to ${output}`
         : `written to ${output} (an index of ${written.parts} parts: ${outputFiles(output).partName(1)} ... ${outputFiles(output).partName(written.parts)})`;
-  const why = interrupted ? "; interrupted, truncated" : run.stopped === "timed out" ? "; time limit reached, truncated" : run.truncated ? "; truncated (a page or size limit)" : "";
+  const why = interrupted
+    ? "; interrupted, truncated"
+    : run.stopped === "timed out"
+      ? "; time limit reached, truncated"
+      : run.truncated
+        ? "; truncated (a page or size limit)"
+        : "";
   return (
     `genapi: ${written.urlCount.toLocaleString("en-US")} URLs listed from ${run.pagesCrawled.toLocaleString("en-US")} pages ` +
     `in ${run.durationMs < 60_000 ? `${(run.durationMs / 1000).toFixed(1)} s` : formatElapsed(run.durationMs)} (${rate} pages/s), ${where}${why}\n`

@@ -108,7 +108,11 @@ export interface JobStore {
   /** Gives a running job back to the queue with its progress (SIGTERM). */
   handBack(id: string, owner: string, progress: JobProgress): Promise<void>;
   /** Records the outcome (the owner must still hold the job); the crawl state is dropped later, in batches. */
-  finish(id: string, owner: string, outcome: { status: JobStatus; result: JobResult | null; error: JobError | null; progress: JobProgress; finishedAt: string }): Promise<boolean>;
+  finish(
+    id: string,
+    owner: string,
+    outcome: { status: JobStatus; result: JobResult | null; error: JobError | null; progress: JobProgress; finishedAt: string },
+  ): Promise<boolean>;
   /**
    * Cancels a queued job (finished at once with `queuedResult`) or a running one (its runner
    * publishes what it found); returns the status before, or null when the job is gone.

@@ -55,10 +55,15 @@ const nullableDate = t.Union([t.String({ format: "date-time" }), t.Null()]);
 export const JobOptionsModel = t.Object(
   {
     max_pages: jsonInteger({ minimum: 1, description: "Page requests of this crawl, 1 to --job-max-pages (the default)." }),
-    max_depth: t.Union([jsonInteger({ minimum: 0 }), t.Null()], { description: "Links followed away from the start page; null: no limit." }),
+    max_depth: t.Union([jsonInteger({ minimum: 0 }), t.Null()], {
+      description: "Links followed away from the start page; null: no limit.",
+    }),
     include: t.Array(t.String(), { maxItems: 50, description: "robots.txt-style patterns: only matching URLs are listed." }),
     exclude: t.Array(t.String(), { maxItems: 50, description: "robots.txt-style patterns: matching URLs are neither fetched nor listed." }),
-    ignore_query_params: t.Array(t.String(), { maxItems: 50, description: "Query parameter names (with * wildcards) removed from every URL." }),
+    ignore_query_params: t.Array(t.String(), {
+      maxItems: 50,
+      description: "Query parameter names (with * wildcards) removed from every URL.",
+    }),
     sitemaps_from_robots: t.Boolean(),
     alternates: t.Boolean(),
     images: t.Boolean(),
@@ -156,7 +161,9 @@ const JobError = t.Object({ success: t.Literal(false), message: t.String() });
 const envelope = (message: string, data: ReturnType<typeof t.Object>) =>
   t.Object({ success: t.Literal(true), message: t.Literal(message), data });
 
-const retryAfter = { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } } satisfies ResponseHeaders;
+const retryAfter = {
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } },
+} satisfies ResponseHeaders;
 
 const error = (description: string, message: string, headers: ResponseHeaders = {}) => ({
   description,
@@ -165,7 +172,11 @@ const error = (description: string, message: string, headers: ResponseHeaders = 
 });
 
 const unauthorized = error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.");
-const storeDown = error("The database is busy, unreachable, full, read-only or failing; nothing was counted or changed.", "Service temporarily unavailable: the database is unreachable.", retryAfter);
+const storeDown = error(
+  "The database is busy, unreachable, full, read-only or failing; nothing was counted or changed.",
+  "Service temporarily unavailable: the database is unreachable.",
+  retryAfter,
+);
 const notFound = error("No job with this id for this key.", "Job not found.");
 const json = (description: string, schema: ReturnType<typeof t.Object>, example: unknown, headers: ResponseHeaders = {}) => ({
   description,
@@ -180,11 +191,20 @@ export const createJobResponses = {
     {
       success: true,
       message: "Sitemap job accepted.",
-      data: { ...exampleJob, status: "queued", started_at: null, progress: { pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }, callback_secret: "3vQf8m2Xc9..." },
+      data: {
+        ...exampleJob,
+        status: "queued",
+        started_at: null,
+        progress: { pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 },
+        callback_secret: "3vQf8m2Xc9...",
+      },
     },
     { Location: { description: "The job's URL.", schema: { type: "string" as const } } },
   ),
-  400: error("Bad body, invalid URL or option, or a target address that is not allowed.", "Invalid URL. Provide a full URL that includes http:// or https://."),
+  400: error(
+    "Bad body, invalid URL or option, or a target address that is not allowed.",
+    "Invalid URL. Provide a full URL that includes http:// or https://.",
+  ),
   401: unauthorized,
   408: error("The body did not arrive in time.", "Request body did not arrive within 10 s."),
   413: error("Body over 16 KiB.", "Request body is larger than 16 KiB."),
@@ -243,7 +263,9 @@ export const eventsResponses = {
 
 const xml = (description: string, example: string) => ({
   description,
-  headers: { "Content-Encoding": { description: "gzip when the request's Accept-Encoding allows it.", schema: { type: "string" as const } } },
+  headers: {
+    "Content-Encoding": { description: "gzip when the request's Accept-Encoding allows it.", schema: { type: "string" as const } },
+  },
   content: { "application/xml": { schema: { type: "string" as const }, example } },
 });
 

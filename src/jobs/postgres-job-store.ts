@@ -173,12 +173,10 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           );
           if (held.length !== 1) return false;
           // Added before marking done: an item may be queued and finished within one checkpoint.
-          await insertRows(
-            tx,
-            "INSERT INTO job_urls (job_id, url, seq, depth, done)",
-            "ON CONFLICT DO NOTHING",
-            [...batch.discovered.map((link) => [id, link.url, link.seq, link.depth, false]), ...batch.seen.map((url) => [id, url, 0, 0, true])],
-          );
+          await insertRows(tx, "INSERT INTO job_urls (job_id, url, seq, depth, done)", "ON CONFLICT DO NOTHING", [
+            ...batch.discovered.map((link) => [id, link.url, link.seq, link.depth, false]),
+            ...batch.seen.map((url) => [id, url, 0, 0, true]),
+          ]);
           for (let i = 0; i < batch.done.length; i += ROWS_PER_STATEMENT) {
             const part = batch.done.slice(i, i + ROWS_PER_STATEMENT);
             await tx.unsafe(`UPDATE job_urls SET done = true WHERE job_id = $1 AND url IN (${marks(part.length, 1)})`, [id, ...part]);
@@ -233,7 +231,11 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           if (!rows.length) return null;
           const status = (rows[0] as { status: JobStatus }).status;
           if (status === "queued") {
-            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, result = $2 WHERE id = $3`, [nowIso, JSON.stringify(queuedResult), id]);
+            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, result = $2 WHERE id = $3`, [
+              nowIso,
+              JSON.stringify(queuedResult),
+              id,
+            ]);
           } else if (status === "running") {
             await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2`, [nowIso, id]);
           }
@@ -249,7 +251,9 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           `SELECT url, depth, seq FROM job_urls WHERE job_id = $1 AND NOT done AND seq > $2 ORDER BY seq LIMIT $3`,
           [id, afterSeq, limit],
         );
-        return (rows as { url: string; depth: number; seq: string }[]).map((r) => ({ url: r.url, depth: r.depth, seq: Number(r.seq) }) satisfies FrontierUrl);
+        return (rows as { url: string; depth: number; seq: string }[]).map(
+          (r) => ({ url: r.url, depth: r.depth, seq: Number(r.seq) }) satisfies FrontierUrl,
+        );
       }),
 
     seen: (id, urls) =>
@@ -265,7 +269,11 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
 
     seenUrls: (id, afterUrl, limit) =>
       run(async (sql) => {
-        const rows = await sql.unsafe(`SELECT url FROM job_urls WHERE job_id = $1 AND url > $2 ORDER BY url LIMIT $3`, [id, afterUrl ?? "", limit]);
+        const rows = await sql.unsafe(`SELECT url FROM job_urls WHERE job_id = $1 AND url > $2 ORDER BY url LIMIT $3`, [
+          id,
+          afterUrl ?? "",
+          limit,
+        ]);
         return (rows as { url: string }[]).map((row) => row.url);
       }),
 
@@ -286,15 +294,16 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
       }),
 
     countEntries: (id) =>
-      run(async (sql) => Number(((await sql.unsafe(`SELECT count(*) AS n FROM job_entries WHERE job_id = $1`, [id]))[0] as { n: string }).n)),
+      run(async (sql) =>
+        Number(((await sql.unsafe(`SELECT count(*) AS n FROM job_entries WHERE job_id = $1`, [id]))[0] as { n: string }).n),
+      ),
 
     putPart: (id, n, gzipped) =>
       run(async (sql) => {
-        await sql.unsafe(`INSERT INTO job_parts (job_id, n, body) VALUES ($1, $2, $3) ON CONFLICT (job_id, n) DO UPDATE SET body = excluded.body`, [
-          id,
-          n,
-          gzipped,
-        ]);
+        await sql.unsafe(
+          `INSERT INTO job_parts (job_id, n, body) VALUES ($1, $2, $3) ON CONFLICT (job_id, n) DO UPDATE SET body = excluded.body`,
+          [id, n, gzipped],
+        );
       }),
 
     getPart: (id, n) =>
@@ -339,14 +348,17 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           if (!next) return 0;
           const id = next.job_id;
           let deleted = (
-            await tx.unsafe(`DELETE FROM job_urls WHERE job_id = $1 AND url IN (SELECT url FROM job_urls WHERE job_id = $1 LIMIT $2)`, [id, limit])
+            await tx.unsafe(`DELETE FROM job_urls WHERE job_id = $1 AND url IN (SELECT url FROM job_urls WHERE job_id = $1 LIMIT $2)`, [
+              id,
+              limit,
+            ])
           ).count;
           if (deleted < limit) {
             deleted += (
-              await tx.unsafe(`DELETE FROM job_entries WHERE job_id = $1 AND loc IN (SELECT loc FROM job_entries WHERE job_id = $1 LIMIT $2)`, [
-                id,
-                limit - deleted,
-              ])
+              await tx.unsafe(
+                `DELETE FROM job_entries WHERE job_id = $1 AND loc IN (SELECT loc FROM job_entries WHERE job_id = $1 LIMIT $2)`,
+                [id, limit - deleted],
+              )
             ).count;
           }
           if (deleted < limit && next.parts) deleted += (await tx.unsafe(`DELETE FROM job_parts WHERE job_id = $1`, [id])).count;
@@ -358,7 +370,10 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
     counts: () =>
       run(async (sql) => {
         const counts: Record<JobStatus, number> = { queued: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-        for (const row of (await sql.unsafe(`SELECT status, count(*) AS n FROM jobs GROUP BY status`)) as { status: JobStatus; n: string }[]) {
+        for (const row of (await sql.unsafe(`SELECT status, count(*) AS n FROM jobs GROUP BY status`)) as {
+          status: JobStatus;
+          n: string;
+        }[]) {
           counts[row.status] = Number(row.n);
         }
         return counts;

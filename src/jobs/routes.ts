@@ -194,7 +194,9 @@ export const jobRoutes = (deps: JobsDeps) => {
             "sha256=<hex HMAC-SHA256 of the body>` with the `callback_secret` shown once in this answer.",
           requestBody: {
             required: true,
-            content: { "application/json": { schema: JobRequestModel as never, example: { url: "https://example.com/", max_pages: 20000 } } },
+            content: {
+              "application/json": { schema: JobRequestModel as never, example: { url: "https://example.com/", max_pages: 20000 } },
+            },
           },
           responses: with429Example(createJobResponses, rateLimitMessage(deps.freeDailyLimit)),
         },
@@ -243,7 +245,8 @@ export const jobRoutes = (deps: JobsDeps) => {
           // A browser's EventSource cannot send headers: it may name the key in `api_key` instead
           // (the request log never records query strings).
           const queryKey = new URL(request.url).searchParams.get("api_key");
-          const keyed = request.headers.has("x-api-key") || !queryKey ? request : new Request(request.url, { headers: { "x-api-key": queryKey } });
+          const keyed =
+            request.headers.has("x-api-key") || !queryKey ? request : new Request(request.url, { headers: { "x-api-key": queryKey } });
           const job = await ownJob(keyed, params.id);
           if (job instanceof Response) return job;
           return jobEvents(jobView(job), {

@@ -108,7 +108,12 @@ export class JobRunner {
     }
   }
 
-  private async run(job: ClaimedJob, signal: AbortSignal, stop: (why: StopReason) => void, reason: () => StopReason | undefined): Promise<void> {
+  private async run(
+    job: ClaimedJob,
+    signal: AbortSignal,
+    stop: (why: StopReason) => void,
+    reason: () => StopReason | undefined,
+  ): Promise<void> {
     const { store, owner, leaseMs } = this.deps;
     let progress = job.progress;
     // Why the lease was refused (cancelled, or taken by another process) is asked of the store;
@@ -119,14 +124,17 @@ export class JobRunner {
         const current = await store.get(job.id).catch(() => null);
         stop(current?.status === "cancelled" ? "cancelled" : "lost");
       }));
-    const heartbeat = setInterval(() => {
-      store
-        .heartbeat(job.id, owner, this.deps.now(), leaseMs, progress)
-        .then((held) => {
-          if (!held) return lost();
-        })
-        .catch(() => {}); // the store is down: the lease runs on; the next beat tries again
-    }, Math.max(250, Math.floor(leaseMs / 4)));
+    const heartbeat = setInterval(
+      () => {
+        store
+          .heartbeat(job.id, owner, this.deps.now(), leaseMs, progress)
+          .then((held) => {
+            if (!held) return lost();
+          })
+          .catch(() => {}); // the store is down: the lease runs on; the next beat tries again
+      },
+      Math.max(250, Math.floor(leaseMs / 4)),
+    );
 
     try {
       let end: CrawlEnd;
@@ -169,7 +177,8 @@ export class JobRunner {
         if (result === null) {
           // Nothing stored to publish: a crawl that never got past its start page.
           status = why === "cancelled" ? "cancelled" : "failed";
-          if (status === "failed") error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
+          if (status === "failed")
+            error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
         }
       }
       if (await store.finish(job.id, owner, { status, result, error, progress, finishedAt })) {

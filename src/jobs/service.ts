@@ -18,7 +18,15 @@ import { JobRunner } from "./runner.ts";
 
 export type JobConfig = Pick<
   ServeConfig,
-  "jobMaxPages" | "jobTimeoutSeconds" | "maxJobs" | "jobQueue" | "jobRetentionDays" | "jobLeaseSeconds" | "allowPrivateTargets" | "allowTargets" | "freeDailyLimit"
+  | "jobMaxPages"
+  | "jobTimeoutSeconds"
+  | "maxJobs"
+  | "jobQueue"
+  | "jobRetentionDays"
+  | "jobLeaseSeconds"
+  | "allowPrivateTargets"
+  | "allowTargets"
+  | "freeDailyLimit"
 >;
 
 export interface JobServiceDeps {

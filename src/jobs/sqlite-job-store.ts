@@ -242,7 +242,11 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
           const row = db.query<{ status: JobStatus }, [string]>(`SELECT status FROM jobs WHERE id = ?`).get(id);
           if (!row) return null;
           if (row.status === "queued") {
-            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, result = ? WHERE id = ?`).run(nowIso, JSON.stringify(queuedResult), id);
+            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, result = ? WHERE id = ?`).run(
+              nowIso,
+              JSON.stringify(queuedResult),
+              id,
+            );
           } else if (row.status === "running") {
             db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(nowIso, id);
           }
@@ -272,7 +276,9 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
         const found = new Set<string>();
         for (const part of chunks(urls, 500)) {
           const marks = part.map(() => "?").join(",");
-          for (const row of db.query<{ url: string }, string[]>(`SELECT url FROM job_urls WHERE job_id = ? AND url IN (${marks})`).all(id, ...part)) {
+          for (const row of db
+            .query<{ url: string }, string[]>(`SELECT url FROM job_urls WHERE job_id = ? AND url IN (${marks})`)
+            .all(id, ...part)) {
             found.add(row.url);
           }
         }
@@ -304,7 +310,11 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
 
     putPart: (id, n, gzipped) =>
       write((db) => {
-        db.query(`INSERT INTO job_parts (job_id, n, body) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET body = excluded.body`).run(id, n, gzipped);
+        db.query(`INSERT INTO job_parts (job_id, n, body) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET body = excluded.body`).run(
+          id,
+          n,
+          gzipped,
+        );
       }),
 
     getPart: (id, n) =>
@@ -332,7 +342,9 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
       write((db) =>
         db.transaction(() => {
           const ids = db
-            .query<{ id: string }, [string, number]>(`SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? AND lease_owner IS NULL LIMIT ?`)
+            .query<{ id: string }, [string, number]>(
+              `SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ? AND lease_owner IS NULL LIMIT ?`,
+            )
             .all(beforeIso, limit);
           for (const { id } of ids) {
             db.query(`DELETE FROM jobs WHERE id = ?`).run(id);

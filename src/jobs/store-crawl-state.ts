@@ -94,8 +94,17 @@ export class StoreCrawlState implements CrawlState {
       after = page[page.length - 1]!;
     }
     this.facts = facts;
-    this.report_ = { excluded: { ...this.report_.excluded, ...facts.excluded }, excluded_examples: { ...this.report_.excluded_examples, ...facts.excludedExamples } };
-    return { start: facts.url, queued: facts.queued, pagesCrawled: facts.pagesCrawled, urlsListed: facts.urlsListed, truncated: facts.truncated };
+    this.report_ = {
+      excluded: { ...this.report_.excluded, ...facts.excluded },
+      excluded_examples: { ...this.report_.excluded_examples, ...facts.excludedExamples },
+    };
+    return {
+      start: facts.url,
+      queued: facts.queued,
+      pagesCrawled: facts.pagesCrawled,
+      urlsListed: facts.urlsListed,
+      truncated: facts.truncated,
+    };
   }
 
   take(max: number): Promise<{ items: FrontierItem[]; queued: number }> {

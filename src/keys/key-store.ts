@@ -125,16 +125,12 @@ function findKeys(db: Database, idOrPrefix: string): KeyRecord[] {
     return record ? [record] : [];
   }
   if (lookup.by === "hash") {
-    const record = db
-      .query<KeyRecord, [Uint8Array]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE key_hash = ?`)
-      .get(lookup.hash);
+    const record = db.query<KeyRecord, [Uint8Array]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE key_hash = ?`).get(lookup.hash);
     return record ? [record] : [];
   }
   // substr, not LIKE: `_` in `genapi_` is a LIKE wildcard.
   return db
-    .query<KeyRecord, [number, string]>(
-      `SELECT ${RECORD_COLUMNS} FROM api_keys WHERE substr(prefix, 1, ?) = ? ORDER BY id`,
-    )
+    .query<KeyRecord, [number, string]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE substr(prefix, 1, ?) = ? ORDER BY id`)
     .all(lookup.prefix.length, lookup.prefix);
 }
 

@@ -57,12 +57,20 @@ export function createMetrics(sources: MetricsSources) {
         this.set(sources.crawls().queued);
       },
     });
-    family(registry, "genapi_crawl_pages_total", "Pages fetched by sitemap crawls: finished crawls of POST /api/generate and crawl jobs' runs.", "counter", () => [
-      { value: crawlPages, labels: {} },
-    ]);
-    family(registry, "genapi_quota_refusals_total", "Requests refused with 429 because the free tier's daily quota was used up.", "counter", () => [
-      { value: quotaRefusals, labels: {} },
-    ]);
+    family(
+      registry,
+      "genapi_crawl_pages_total",
+      "Pages fetched by sitemap crawls: finished crawls of POST /api/generate and crawl jobs' runs.",
+      "counter",
+      () => [{ value: crawlPages, labels: {} }],
+    );
+    family(
+      registry,
+      "genapi_quota_refusals_total",
+      "Requests refused with 429 because the free tier's daily quota was used up.",
+      "counter",
+      () => [{ value: quotaRefusals, labels: {} }],
+    );
     const jobs = new Gauge({
       name: "genapi_jobs",
       help: "Crawl jobs in the store, by status.",

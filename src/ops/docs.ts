@@ -22,50 +22,59 @@ export interface DocsOptions {
   freeDailyLimit: number;
 }
 
-export const docs = ({ freeDailyLimit }: DocsOptions) => new Elysia({ name: "docs" })
-  .use(
-    openapi({
-      path: "/swagger",
-      specPath: "/swagger/json",
-      provider: "swagger-ui",
-      // The plugin drops every path containing a dot unless told otherwise (/api.php).
-      exclude: { staticFile: false, paths: [/^\/swagger/] },
-      swagger: { theme: `${ASSETS}/swagger-ui.css`, cdn: `${ASSETS}/swagger-ui-bundle.js`, autoDarkMode: false },
-      documentation: {
-        info: {
-          title: "genapi",
-          version: VERSION,
-          description:
-            "Self-hosted generator API: an open password generator (`/api.php`) and an API-key-protected " +
-            `sitemap crawler (\`/api/generate\`) with a free tier of ${freeDailyLimit} requests per client address per UTC day. ` +
-            "The project has no license yet, so the document states none.",
-          // Self-hosted: whoever runs this server answers for it; the project publishes no address.
-          contact: { name: "The operator of this genapi server" },
-        },
-        servers: [{ url: "/", description: "This server" }],
-        tags: [
-          { name: "password", description: "Random passwords from chosen character classes. No credentials." },
-          { name: "sitemap", description: "Crawl a website and return its XML sitemap. Needs an X-API-Key." },
-          { name: "jobs", description: "Crawl jobs: long crawls of large sites, durable in the store, with progress events and split sitemaps. Needs an X-API-Key." },
-          { name: "operations", description: "Health checks for load balancers and service managers." },
-        ],
-        components: {
-          securitySchemes: {
-            [API_KEY_SCHEME]: {
-              type: "apiKey",
-              in: "header",
-              name: "X-API-Key",
-              description: "Create one on the server with `genapi keys create --name NAME`.",
+export const docs = ({ freeDailyLimit }: DocsOptions) =>
+  new Elysia({ name: "docs" })
+    .use(
+      openapi({
+        path: "/swagger",
+        specPath: "/swagger/json",
+        provider: "swagger-ui",
+        // The plugin drops every path containing a dot unless told otherwise (/api.php).
+        exclude: { staticFile: false, paths: [/^\/swagger/] },
+        swagger: { theme: `${ASSETS}/swagger-ui.css`, cdn: `${ASSETS}/swagger-ui-bundle.js`, autoDarkMode: false },
+        documentation: {
+          info: {
+            title: "genapi",
+            version: VERSION,
+            description:
+              "Self-hosted generator API: an open password generator (`/api.php`) and an API-key-protected " +
+              `sitemap crawler (\`/api/generate\`) with a free tier of ${freeDailyLimit} requests per client address per UTC day. ` +
+              "The project has no license yet, so the document states none.",
+            // Self-hosted: whoever runs this server answers for it; the project publishes no address.
+            contact: { name: "The operator of this genapi server" },
+          },
+          servers: [{ url: "/", description: "This server" }],
+          tags: [
+            { name: "password", description: "Random passwords from chosen character classes. No credentials." },
+            { name: "sitemap", description: "Crawl a website and return its XML sitemap. Needs an X-API-Key." },
+            {
+              name: "jobs",
+              description:
+                "Crawl jobs: long crawls of large sites, durable in the store, with progress events and split sitemaps. Needs an X-API-Key.",
+            },
+            { name: "operations", description: "Health checks for load balancers and service managers." },
+          ],
+          components: {
+            securitySchemes: {
+              [API_KEY_SCHEME]: {
+                type: "apiKey",
+                in: "header",
+                name: "X-API-Key",
+                description: "Create one on the server with `genapi keys create --name NAME`.",
+              },
             },
           },
         },
+      }),
+    )
+    .get(
+      `${ASSETS}/:name`,
+      ({ params, status, set }) => {
+        const asset = assets.get(params.name);
+        if (!asset) return status(404, { success: false, message: `Not found: ${ASSETS}/${params.name}` });
+        set.headers["content-type"] = asset.type;
+        set.headers["cache-control"] = "public, max-age=86400";
+        return Bun.file(asset.file);
       },
-    }),
-  )
-  .get(`${ASSETS}/:name`, ({ params, status, set }) => {
-    const asset = assets.get(params.name);
-    if (!asset) return status(404, { success: false, message: `Not found: ${ASSETS}/${params.name}` });
-    set.headers["content-type"] = asset.type;
-    set.headers["cache-control"] = "public, max-age=86400";
-    return Bun.file(asset.file);
-  }, { detail: { hide: true } });
+      { detail: { hide: true } },
+    );

@@ -84,7 +84,6 @@ export const PasswordErrorModel = t.Object({
   error: t.String({ description: "What is wrong with the request." }),
 });
 
-
 const errorContent = (example: string) => ({
   "application/json": { schema: asSchema(PasswordErrorModel), example: { success: false, error: example } },
 });

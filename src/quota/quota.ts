@@ -72,9 +72,10 @@ export function stateOf(count: number, limit: number, now: Date): QuotaState {
 
 /** Gives back one admission of `day` (a request answered 503 before it ran). */
 export function release(db: Database, bucket: string, day: string): void {
-  db.query<never, [string, string]>(
-    "UPDATE usage_counters SET count = count - 1 WHERE day = ? AND bucket = ? AND count > 0",
-  ).run(day, bucket);
+  db.query<never, [string, string]>("UPDATE usage_counters SET count = count - 1 WHERE day = ? AND bucket = ? AND count > 0").run(
+    day,
+    bucket,
+  );
 }
 
 /** The quota state without counting a request (responses refused before admission). */

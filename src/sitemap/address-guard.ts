@@ -184,7 +184,10 @@ export function parseAllowTarget(spec: string): AllowedTarget {
 
 /** A URL hostname as compared with allow-list entries: no brackets, no trailing dot. */
 function hostKey(hostname: string): string {
-  return hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.+$/, "").toLowerCase();
+  return hostname
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.+$/, "")
+    .toLowerCase();
 }
 
 /** RFC 6761: `localhost` and its subdomains are loopback, whatever DNS would say. */
@@ -227,8 +230,7 @@ export async function checkTarget(url: URL, policy: TargetPolicy, resolve: Resol
   const key = hostKey(url.hostname);
   const port = url.port === "" ? (DEFAULT_PORTS[url.protocol] ?? 0) : Number(url.port);
   const open =
-    policy.allowPrivate ||
-    policy.allowTargets.some((entry) => entry.host === key && (entry.port === undefined || entry.port === port));
+    policy.allowPrivate || policy.allowTargets.some((entry) => entry.host === key && (entry.port === undefined || entry.port === port));
 
   if (!open && !portAllowed(port)) {
     throw new TargetRefusedError(`Target port ${port} not allowed: only 80, 443 and 1024-65535.`);

@@ -148,7 +148,13 @@ export async function crawlSite(
  * on a refused address, CrawlFailedError when the start page cannot be crawled, NothingListedError
  * when the crawl lists nothing (unless the caller stopped it).
  */
-export async function runCrawl(startUrl: string, state: CrawlState, limits: CrawlLimits, deps: CrawlDeps, options: RunOptions = {}): Promise<CrawlRun> {
+export async function runCrawl(
+  startUrl: string,
+  state: CrawlState,
+  limits: CrawlLimits,
+  deps: CrawlDeps,
+  options: RunOptions = {},
+): Promise<CrawlRun> {
   const { signal } = options;
   if (signal?.aborted) throw new CrawlFailedError("aborted");
   const stop = new AbortController();
@@ -301,7 +307,8 @@ class Crawl {
         admit: (target, chain) => {
           if (chain.includes(target)) return "redirect loop";
           // Every <loc> obeys the limit, the start URL too.
-          if (target.length > this.limits.maxUrlLength) return `redirect to a URL longer than ${this.limits.maxUrlLength.toLocaleString("en-US")} characters`;
+          if (target.length > this.limits.maxUrlLength)
+            return `redirect to a URL longer than ${this.limits.maxUrlLength.toLocaleString("en-US")} characters`;
           return null;
         },
         refusedIsFatal: () => true,
@@ -522,7 +529,11 @@ class Crawl {
         const large = { threshold: largePages.threshold, enter: async () => void (release = await largePages.acquire(signal)) };
         const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal, large);
         size = bytes.byteLength;
-        if (overflow) return { kind: "final", value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true } };
+        if (overflow)
+          return {
+            kind: "final",
+            value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true },
+          };
         const html = decodeHtml(bytes, media.charset);
         const page = this.readPage(url, res.status, res.headers, html);
         return { kind: "final", value: { kind: "page", page } };

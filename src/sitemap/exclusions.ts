@@ -49,7 +49,8 @@ export function nothingListedReason(startPage: ExclusionReason, report: Exclusio
       return "the start page's canonical URL points elsewhere, and no page was listed";
     case "filtered": {
       const others = EXCLUSION_REASONS.filter((reason) => reason !== "filtered" && report.excluded[reason] > 0);
-      const rest = others.length === 0 ? "" : `; others: ${others.map((reason) => `${report.excluded[reason]} ${REASON_WORDS[reason]}`).join(", ")}`;
+      const rest =
+        others.length === 0 ? "" : `; others: ${others.map((reason) => `${report.excluded[reason]} ${REASON_WORDS[reason]}`).join(", ")}`;
       return `no URL matches include${rest}`;
     }
     default:

@@ -73,7 +73,14 @@ function readHttpDate(value: string, now: number): { time: number; iso: string }
   const time = Date.UTC(year, month, day, hour, minute, second);
   const date = new Date(time);
   // Date.UTC rolls "31 Feb" or "25:00" over into another date (and maps years 0-99 to 19xx).
-  const check = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
+  const check = [
+    date.getUTCFullYear(),
+    date.getUTCMonth(),
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+  ];
   if (check.join() !== [year, month, day, hour, minute, second].join()) return undefined;
   return { time, iso: date.toISOString().replace(/\.\d{3}Z$/, "Z") };
 }

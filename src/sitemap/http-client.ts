@@ -268,10 +268,12 @@ class Pool {
     const colon = bracketed ? (authority.charCodeAt(close + 1) === 58 ? close + 1 : -1) : authority.indexOf(":");
     const hostname = bracketed ? authority.slice(1, close) : colon < 0 ? authority : authority.slice(0, colon);
     // The address guard resolved the name already: a name here would be looked up again.
-    if (bracketed ? close < 0 || !IPV6.test(hostname) : !IPV4.test(hostname)) throw new TypeError(`http-client: ${authority} is not an IP address`);
+    if (bracketed ? close < 0 || !IPV6.test(hostname) : !IPV4.test(hostname))
+      throw new TypeError(`http-client: ${authority} is not an IP address`);
     const port = colon < 0 ? (https ? 443 : 80) : Number(authority.slice(colon + 1));
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError(`http-client: invalid port in ${authority}`);
-    if (!https) return { key: `http://${hostname}:${port}`, hostname, port, tls: undefined, checkServerIdentity: undefined, serverName: undefined };
+    if (!https)
+      return { key: `http://${hostname}:${port}`, hostname, port, tls: undefined, checkServerIdentity: undefined, serverName: undefined };
     const { checkServerIdentity, servername, serverName: given, ...rest } = tls ?? {};
     const serverName = given ?? servername;
     let key = `https://${hostname}:${port}|${serverName ?? ""}`;
@@ -293,7 +295,6 @@ class Pool {
     if (id === undefined) this.tlsIds.set(value, (id = this.tlsIds.size));
     return id;
   }
-
 
   private connect(target: Target): Connection {
     this.opened++;
@@ -365,7 +366,8 @@ class Pool {
 }
 
 /** A serialised http(s) URL with an IP literal host and nothing the URL parser would change. */
-const PLAIN_URL = /^https?:\/\/(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[[0-9a-f:.]+\])(?::\d{1,5})?(?!.*(?:\/\.|%2[eE]))\/[!$%&()*+,\-./0-9:;=?@A-Z[\]^_a-z|~]*$/;
+const PLAIN_URL =
+  /^https?:\/\/(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[[0-9a-f:.]+\])(?::\d{1,5})?(?!.*(?:\/\.|%2[eE]))\/[!$%&()*+,\-./0-9:;=?@A-Z[\]^_a-z|~]*$/;
 const NON_ASCII = /[^\0-\x7f]/;
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 const IPV6 = /^[0-9a-fA-F:.]+$/;
@@ -515,7 +517,8 @@ class Connection {
   onHandshake(socket: Socket<Connection>, success: boolean, error: Error | null): void {
     if (this.state !== State.Connecting) return;
     this.socket = socket;
-    if (!success && this.target.tls!.rejectUnauthorized !== false) return this.fail(error ?? new HttpClientError("TLS handshake failed", "ERR_TLS_HANDSHAKE"), true);
+    if (!success && this.target.tls!.rejectUnauthorized !== false)
+      return this.fail(error ?? new HttpClientError("TLS handshake failed", "ERR_TLS_HANDSHAKE"), true);
     const check = this.target.checkServerIdentity;
     if (check !== undefined && this.target.tls!.rejectUnauthorized !== false) {
       const refused = check(this.target.serverName ?? this.target.hostname, socket.getPeerCertificate());
@@ -606,10 +609,10 @@ class Connection {
     const statusEnd = text.indexOf("\n");
     const statusLine = text.slice(0, text.charCodeAt(statusEnd - 1) === 13 ? statusEnd - 1 : statusEnd);
     const match = STATUS_LINE.exec(statusLine);
-    if (match === null) return this.fail(malformed(`invalid status line ${JSON.stringify(statusLine.slice(0, 64))}`), false), null;
+    if (match === null) return (this.fail(malformed(`invalid status line ${JSON.stringify(statusLine.slice(0, 64))}`), false), null);
     const status = Number(match[2]);
-    if (status === 101) return this.fail(malformed("unexpected 101 Switching Protocols"), false), null;
-    if (status < 100 || status > 599) return this.fail(malformed(`invalid status ${status}`), false), null;
+    if (status === 101) return (this.fail(malformed("unexpected 101 Switching Protocols"), false), null);
+    if (status < 100 || status > 599) return (this.fail(malformed(`invalid status ${status}`), false), null);
     if (status < 200) return false;
 
     const headers = new Headers();
@@ -678,7 +681,7 @@ class Connection {
       }
     } catch (err) {
       // Headers throws a TypeError for a name that is not a token or a value with NUL or CR.
-      return this.fail(err instanceof HttpClientError ? err : malformed("invalid header field"), false), null;
+      return (this.fail(err instanceof HttpClientError ? err : malformed("invalid header field"), false), null);
     }
 
     this.status = status;
@@ -689,10 +692,18 @@ class Connection {
     const noBody = pending.isHead || status === 204 || status === 304;
     if (noBody) this.framing = Framing.None;
     else if (transfer !== null) {
-      const codings = transfer.toLowerCase().split(",").map(trimOws).filter((c) => c !== "" && c !== "identity");
+      const codings = transfer
+        .toLowerCase()
+        .split(",")
+        .map(trimOws)
+        .filter((c) => c !== "" && c !== "identity");
       if (codings.length === 0) this.framing = Framing.Close;
       else if (codings.length === 1 && codings[0] === "chunked") this.framing = Framing.Chunked;
-      else return this.fail(new HttpClientError(`unsupported transfer coding ${JSON.stringify(transfer)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"), false), null;
+      else
+        return (
+          this.fail(new HttpClientError(`unsupported transfer coding ${JSON.stringify(transfer)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"), false),
+          null
+        );
       this.chunk = Chunk.Size;
       // RFC 9112 6.1: both framings at once may be an attempt at request smuggling: not reused.
       if (lengths !== null || http10) this.keepAlive = false;
@@ -701,7 +712,8 @@ class Connection {
       if (lengths !== null) headers.delete("content-length");
     } else if (lengths !== null) {
       const length = contentLength(lengths);
-      if (length < 0) return this.fail(malformed(`invalid Content-Length ${JSON.stringify(lengths.join(", ").slice(0, 64))}`), false), null;
+      if (length < 0)
+        return (this.fail(malformed(`invalid Content-Length ${JSON.stringify(lengths.join(", ").slice(0, 64))}`), false), null);
       this.framing = Framing.Length;
       this.remaining = length;
     } else {
@@ -710,9 +722,20 @@ class Connection {
     }
 
     if (encoding !== null && pending.decode && !noBody) {
-      const codings = encoding.toLowerCase().split(",").map(trimOws).filter((c) => c !== "" && c !== "identity");
+      const codings = encoding
+        .toLowerCase()
+        .split(",")
+        .map(trimOws)
+        .filter((c) => c !== "" && c !== "identity");
       for (const coding of codings) {
-        if (!DECODERS.has(coding)) return this.fail(new HttpClientError(`unsupported content encoding ${JSON.stringify(coding)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"), false), null;
+        if (!DECODERS.has(coding))
+          return (
+            this.fail(
+              new HttpClientError(`unsupported content encoding ${JSON.stringify(coding)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"),
+              false,
+            ),
+            null
+          );
       }
       if (codings.length > 0) this.encodings = codings;
     }
@@ -787,7 +810,13 @@ class Connection {
     const run: Uint8Array[] = [];
     const ended = this.readChunks(data, at, run);
     if (this.phase !== Phase.Body) return;
-    if (run.length > 0) this.bodyBytes(concatBytes(run, run.reduce((sum, piece) => sum + piece.byteLength, 0)));
+    if (run.length > 0)
+      this.bodyBytes(
+        concatBytes(
+          run,
+          run.reduce((sum, piece) => sum + piece.byteLength, 0),
+        ),
+      );
     if (ended) this.bodyEnd();
   }
 
@@ -979,7 +1008,10 @@ class Connection {
         });
         // Too large to decode at once: as a stream, which the reader may stop early. A corrupt
         // body: the stream fails when read, as fetch's would.
-        body = (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" ? decodeStream(raw, encodings, bytes) : erroredStream(decodeError(err));
+        body =
+          (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE"
+            ? decodeStream(raw, encodings, bytes)
+            : erroredStream(decodeError(err));
       }
     }
     pending.succeed(body instanceof Uint8Array ? new BufferedResponse(body, this.init()).asResponse() : new Response(body, this.init()));
@@ -1179,7 +1211,8 @@ const DECODERS = new Set(["gzip", "x-gzip", "deflate", "br"]);
 function formatOf(coding: string, first: Uint8Array | undefined): Format {
   if (coding === "br") return "brotli";
   if (coding === "deflate") {
-    const zlibHeader = first !== undefined && first.byteLength >= 2 && (first[0]! & 0x0f) === 8 && ((first[0]! << 8) | first[1]!) % 31 === 0;
+    const zlibHeader =
+      first !== undefined && first.byteLength >= 2 && (first[0]! & 0x0f) === 8 && ((first[0]! << 8) | first[1]!) % 31 === 0;
     return zlibHeader || first === undefined ? "deflate" : "deflate-raw";
   }
   return "gzip";
@@ -1283,7 +1316,9 @@ export class BufferedResponse extends (Response as unknown as new (body: null, i
 
   async arrayBuffer(): Promise<ArrayBuffer> {
     const bytes = await this.#take();
-    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (Uint8Array.prototype.slice.call(bytes).buffer as ArrayBuffer);
+    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+      ? (bytes.buffer as ArrayBuffer)
+      : (Uint8Array.prototype.slice.call(bytes).buffer as ArrayBuffer);
   }
 
   async text(): Promise<string> {

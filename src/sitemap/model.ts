@@ -22,7 +22,8 @@ export const crawlOptionFields = {
     t.Unsafe<number>({
       type: "integer",
       minimum: 1,
-      description: "Page requests of this crawl (redirect hops count, robots.txt does not): 1 to the server's cap, which is also the default (--max-pages, 500 unless set; --job-max-pages for jobs).",
+      description:
+        "Page requests of this crawl (redirect hops count, robots.txt does not): 1 to the server's cap, which is also the default (--max-pages, 500 unless set; --job-max-pages for jobs).",
       examples: [200],
     }),
   ),
@@ -42,7 +43,8 @@ export const crawlOptionFields = {
   ignore_query_params: t.Optional(
     t.Array(t.String({ minLength: 1, maxLength: MAX_PARAM_NAME_LENGTH }), {
       maxItems: MAX_PATTERNS,
-      description: 'Query parameter names removed from every URL before it is queued or listed; `*` matches any run of characters (`utm_*`); `["*"]` drops every query.',
+      description:
+        'Query parameter names removed from every URL before it is queued or listed; `*` matches any run of characters (`utm_*`); `["*"]` drops every query.',
       examples: [["utm_*", "sessionid"]],
     }),
   ),
@@ -57,14 +59,16 @@ export const crawlOptionFields = {
   alternates: t.Optional(
     t.Boolean({
       default: false,
-      description: 'Add `<xhtml:link rel="alternate" hreflang=".." href=".."/>` for each page\'s `<link rel="alternate" hreflang>` entries.',
+      description:
+        'Add `<xhtml:link rel="alternate" hreflang=".." href=".."/>` for each page\'s `<link rel="alternate" hreflang>` entries.',
       examples: [true],
     }),
   ),
   images: t.Optional(
     t.Boolean({
       default: false,
-      description: "Add `<image:image><image:loc>..</image:loc></image:image>` for each page's `<img src>` (absolute http(s) URLs, at most 1,000 per page).",
+      description:
+        "Add `<image:image><image:loc>..</image:loc></image:image>` for each page's `<img src>` (absolute http(s) URLs, at most 1,000 per page).",
       examples: [true],
     }),
   ),
@@ -95,8 +99,8 @@ export const GenerateRequestModel = t.Object(
 
 const REASON_DESCRIPTIONS: Record<ExclusionReason, string> = {
   robots: "Disallowed by robots.txt.",
-  noindex: "`noindex` in `<meta name=\"robots\">` or X-Robots-Tag.",
-  canonical: "Its `rel=\"canonical\"` points elsewhere.",
+  noindex: '`noindex` in `<meta name="robots">` or X-Robots-Tag.',
+  canonical: 'Its `rel="canonical"` points elsewhere.',
   redirect: "The redirecting URL (its target is judged on its own).",
   not_html: "The final response is not HTML.",
   http_error: "The final response is a 4xx or 5xx.",
@@ -202,10 +206,14 @@ export const generateResponses = {
     "Could not crawl https://example.com/: no indexable page found (the start page is noindex)",
   ),
   502: error("The start page could not be crawled.", "Could not crawl https://example.com/: HTTP 404"),
-  503: error("Too many crawls running and queued, or the database busy, unreachable, full, read-only or failing (`Service temporarily unavailable: the database is <problem>.`); the request did not count.", "The service is busy: too many sitemap crawls are running. Try again shortly.", {
-    ...rateLimitHeaders,
-    "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } },
-  }),
+  503: error(
+    "Too many crawls running and queued, or the database busy, unreachable, full, read-only or failing (`Service temporarily unavailable: the database is <problem>.`); the request did not count.",
+    "The service is busy: too many sitemap crawls are running. Try again shortly.",
+    {
+      ...rateLimitHeaders,
+      "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } },
+    },
+  ),
 } satisfies Responses;
 
 export const GenerateRequest = asSchema(GenerateRequestModel);

@@ -162,7 +162,12 @@ interface ChunkReader {
  */
 type ParseOutcome = "done" | "limited" | "broken";
 
-async function parseStream(body: ReadableStream<Uint8Array>, signal: AbortSignal, limits: SitemapReadLimits, sinks: Sinks): Promise<ParseOutcome> {
+async function parseStream(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  limits: SitemapReadLimits,
+  sinks: Sinks,
+): Promise<ParseOutcome> {
   const raw: ChunkReader = body.getReader();
   let reader: ChunkReader = raw;
   // A read waiting on a stalled body ends when the request's time runs out or the crawl stops.
@@ -326,7 +331,9 @@ class SitemapParser {
   private isLoc(): boolean {
     const [root, entry, loc] = this.stack;
     return (
-      this.stack.length === 3 && loc === "loc" && ((root === "urlset" && entry === "url") || (root === "sitemapindex" && entry === "sitemap"))
+      this.stack.length === 3 &&
+      loc === "loc" &&
+      ((root === "urlset" && entry === "url") || (root === "sitemapindex" && entry === "sitemap"))
     );
   }
 

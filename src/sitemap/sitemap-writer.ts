@@ -4,7 +4,16 @@
 // sink, so memory holds at most two parts, never the whole result (jobs list 1,000,000 URLs).
 // Jobs gzip each file into the store; `genapi crawl` writes files beside --output.
 import { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./limits.ts";
-import { escapeXml, GC_EVERY_ENTRIES, renderEntry, SITEMAP_NS, URLSET_TAIL, urlsetHead, type SitemapEntry, type SitemapFeatures } from "./xml.ts";
+import {
+  escapeXml,
+  GC_EVERY_ENTRIES,
+  renderEntry,
+  SITEMAP_NS,
+  URLSET_TAIL,
+  urlsetHead,
+  type SitemapEntry,
+  type SitemapFeatures,
+} from "./xml.ts";
 
 export interface PartLimits {
   urls: number;

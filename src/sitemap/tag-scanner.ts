@@ -41,7 +41,19 @@ export interface ScannedTag {
   attributes: Map<string, string>;
 }
 
-const TAB = 9, LF = 10, FF = 12, CR = 13, SPACE = 32, BANG = 33, DQUOTE = 34, SQUOTE = 39, DASH = 45, SLASH = 47, EQUALS = 61, GT = 62, QMARK = 63;
+const TAB = 9,
+  LF = 10,
+  FF = 12,
+  CR = 13,
+  SPACE = 32,
+  BANG = 33,
+  DQUOTE = 34,
+  SQUOTE = 39,
+  DASH = 45,
+  SLASH = 47,
+  EQUALS = 61,
+  GT = 62,
+  QMARK = 63;
 
 /** Tab, LF, FF, CR (LF after the input stream's newline normalisation) and space. */
 function isSpace(c: number): boolean {
@@ -123,8 +135,24 @@ function slotOf(html: string, start: number, end: number, hash: number): number 
 
 // The attributes recorded for a tag, by index: those reported, then those the namespace rules read.
 const ATTRIBUTES = ["href", "rel", "hreflang", "name", "content", "src", "color", "face", "size", "encoding"] as const;
-const HREF = 0, REL = 1, HREFLANG = 2, NAME = 3, CONTENT = 4, SRC = 5, COLOR = 6, FACE = 7, SIZE = 8, ENCODING = 9;
-const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = { href: HREF, rel: REL, hreflang: HREFLANG, name: NAME, content: CONTENT, src: SRC };
+const HREF = 0,
+  REL = 1,
+  HREFLANG = 2,
+  NAME = 3,
+  CONTENT = 4,
+  SRC = 5,
+  COLOR = 6,
+  FACE = 7,
+  SIZE = 8,
+  ENCODING = 9;
+const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = {
+  href: HREF,
+  rel: REL,
+  hreflang: HREFLANG,
+  name: NAME,
+  content: CONTENT,
+  src: SRC,
+};
 
 /** Whether html[start, start + word.length) is `word` (lower case) with its ASCII letters in any case. */
 function isWordAt(html: string, start: number, word: string): boolean {
@@ -174,7 +202,9 @@ function cleanValue(value: string): string {
 // textareas and titles after it as markup. Where a breakout pops one level the standard pops to the
 // nearest HTML context; the two differ only for svg and math nested directly in each other and left
 // by a breakout, and lol-html's way is kept there (results identical, see the differential test).
-const HTML_NS = 0, SVG_NS = 1, MATH_NS = 2;
+const HTML_NS = 0,
+  SVG_NS = 1,
+  MATH_NS = 2;
 
 class Scanner implements TagAttributes {
   html = "";
@@ -301,7 +331,11 @@ class Scanner implements TagAttributes {
     }
     if (this.selfClosing) return;
     const ns = this.ns;
-    if ((ns === SVG_NS && flags & SVG_POINT) || (ns === MATH_NS && flags & MATH_POINT) || (ns === MATH_NS && flags & ANNOTATION && this.isHtmlEncoding())) {
+    if (
+      (ns === SVG_NS && flags & SVG_POINT) ||
+      (ns === MATH_NS && flags & MATH_POINT) ||
+      (ns === MATH_NS && flags & ANNOTATION && this.isHtmlEncoding())
+    ) {
       this.push(HTML_NS);
     }
   }
@@ -311,7 +345,9 @@ class Scanner implements TagAttributes {
     const start = this.bounds[2 * ENCODING]!;
     if (start < 0) return false;
     const length = this.bounds[2 * ENCODING + 1]! - start;
-    return (length === 9 && isWordAt(this.html, start, "text/html")) || (length === 21 && isWordAt(this.html, start, "application/xhtml+xml"));
+    return (
+      (length === 9 && isWordAt(this.html, start, "text/html")) || (length === 21 && isWordAt(this.html, start, "application/xhtml+xml"))
+    );
   }
 
   /** An end tag while a namespace is open (depth > 0). */
@@ -420,7 +456,9 @@ class Scanner implements TagAttributes {
   private scriptEnd(p: number): number {
     const html = this.html;
     const n = html.length;
-    const DATA = 0, ESCAPED = 1, DOUBLE_ESCAPED = 2;
+    const DATA = 0,
+      ESCAPED = 1,
+      DOUBLE_ESCAPED = 2;
     let state = DATA;
     let close = -2; // the next "-->" at or after p; -2 before it is searched, -1 when there is none
     for (;;) {

@@ -44,60 +44,60 @@ describe("synthetic site", () => {
 });
 
 describe("bench harness, smoke mode", () => {
-  test(
-    "runs every benchmark and reports it; genapi lists exactly the site's pages",
-    async () => {
-      const out = mkdtempSync(join(tmpdir(), "genapi-bench-smoke-"));
-      const proc = Bun.spawn(
-        [process.execPath, "scripts/bench/run.ts", "--smoke", "--out", join(out, "BENCHMARKS.md"), "--json", join(out, "results.json")],
-        { cwd: root, stdout: "pipe", stderr: "pipe" },
-      );
-      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-      expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+  test("runs every benchmark and reports it; genapi lists exactly the site's pages", async () => {
+    const out = mkdtempSync(join(tmpdir(), "genapi-bench-smoke-"));
+    const proc = Bun.spawn(
+      [process.execPath, "scripts/bench/run.ts", "--smoke", "--out", join(out, "BENCHMARKS.md"), "--json", join(out, "results.json")],
+      { cwd: root, stdout: "pipe", stderr: "pipe" },
+    );
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
 
-      const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
-      expect(results.mode).toBe("smoke");
-      // Every registered section runs, in the table's order (scripts/bench/sections.ts).
-      expect(results.sections.map((s) => s.id)).toEqual(Object.keys(SECTIONS) as (keyof typeof SECTIONS)[]);
-      for (const section of results.sections) expect({ id: section.id, error: section.error }).toEqual({ id: section.id, error: undefined });
-      // Missing tools are reported, never fatal; a tool that is there must have worked.
-      for (const tool of results.tools) expect(["ok", "not installed"]).toContain(tool.status);
-      const rows = results.sections.flatMap((s) => s.tables.flatMap((t) => t.rows));
-      for (const r of rows) {
-        expect({ label: r.label, status: r.status }).toEqual({ label: r.label, status: r.status === "not installed" ? "not installed" : "ok" });
-      }
+    const results = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
+    expect(results.mode).toBe("smoke");
+    // Every registered section runs, in the table's order (scripts/bench/sections.ts).
+    expect(results.sections.map((s) => s.id)).toEqual(Object.keys(SECTIONS) as (keyof typeof SECTIONS)[]);
+    for (const section of results.sections) expect({ id: section.id, error: section.error }).toEqual({ id: section.id, error: undefined });
+    // Missing tools are reported, never fatal; a tool that is there must have worked.
+    for (const tool of results.tools) expect(["ok", "not installed"]).toContain(tool.status);
+    const rows = results.sections.flatMap((s) => s.tables.flatMap((t) => t.rows));
+    for (const r of rows) {
+      expect({ label: r.label, status: r.status }).toEqual({
+        label: r.label,
+        status: r.status === "not installed" ? "not installed" : "ok",
+      });
+    }
 
-      const crawl = results.sections.find((s) => s.id === "crawl")!;
-      const genapi = crawl.tables[0]!.rows.find((r) => r.label === "genapi")!;
-      expect(genapi.status).toBe("ok");
-      expect(genapi.cells["pages/s"]).toMatchObject({ runs: 1 });
-      const exact = crawl.checks.find((c) => c.label === "genapi listed exactly the 60 pages of the site")!;
-      expect(exact).toEqual({ label: exact.label, passed: true, detail: "per run: exact" });
-      // Start-up always runs (no outside tool): genapi's row has its figures.
-      const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
-      expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
+    const crawl = results.sections.find((s) => s.id === "crawl")!;
+    const genapi = crawl.tables[0]!.rows.find((r) => r.label === "genapi")!;
+    expect(genapi.status).toBe("ok");
+    expect(genapi.cells["pages/s"]).toMatchObject({ runs: 1 });
+    const exact = crawl.checks.find((c) => c.label === "genapi listed exactly the 60 pages of the site")!;
+    expect(exact).toEqual({ label: exact.label, passed: true, detail: "per run: exact" });
+    // Start-up always runs (no outside tool): genapi's row has its figures.
+    const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
+    expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
 
-      // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, with RSS samples for the chart.
-      const jobs = results.sections.find((s) => s.id === "jobs")!;
-      expect(jobs.checks.map((c) => c.passed)).toEqual([true]);
-      expect(jobs.series?.[0]?.points.length).toBeGreaterThan(0);
+    // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, with RSS samples for the chart.
+    const jobs = results.sections.find((s) => s.id === "jobs")!;
+    expect(jobs.checks.map((c) => c.passed)).toEqual([true]);
+    expect(jobs.series?.[0]?.points.length).toBeGreaterThan(0);
 
-      const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
-      for (const heading of ["## Targets", "## Machine and tools"]) expect(report).toContain(heading);
-      // Every section under its own numbered heading (numbers shift as sections are registered).
-      for (const section of results.sections) expect(report).toMatch(new RegExp(`^## \\d+\\. ${section.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
-      expect(report).toContain(`| ${results.machine.nproc} | ${results.machine.cpuModel} |`);
-      // The charts are SVG files beside the report, embedded in it (scripts/bench/charts.ts): the
-      // crawl's bars and the job's RSS and pages/s against pages crawled.
-      for (const [title, file] of [
-        ["Crawl pages/s against the peers (higher is better)", "crawl-pages-per-second.svg"],
-        ["Crawl job: RSS against pages crawled", "jobs-rss-by-pages.svg"],
-      ] as const) {
-        expect(report).toContain(`![${title}](docs/bench/${file})`);
-        expect(readFileSync(join(out, "docs/bench", file), "utf8")).toStartWith("<svg xmlns=");
-      }
-    },
-    // About 35-40 s on a quiet 2-core machine; the margin is for other test files running beside it.
-    120_000,
-  );
+    const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
+    for (const heading of ["## Targets", "## Machine and tools"]) expect(report).toContain(heading);
+    // Every section under its own numbered heading (numbers shift as sections are registered).
+    for (const section of results.sections)
+      expect(report).toMatch(new RegExp(`^## \\d+\\. ${section.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
+    expect(report).toContain(`| ${results.machine.nproc} | ${results.machine.cpuModel} |`);
+    // The charts are SVG files beside the report, embedded in it (scripts/bench/charts.ts): the
+    // crawl's bars and the job's RSS and pages/s against pages crawled.
+    for (const [title, file] of [
+      ["Crawl pages/s against the peers (higher is better)", "crawl-pages-per-second.svg"],
+      ["Crawl job: RSS against pages crawled", "jobs-rss-by-pages.svg"],
+    ] as const) {
+      expect(report).toContain(`![${title}](docs/bench/${file})`);
+      expect(readFileSync(join(out, "docs/bench", file), "utf8")).toStartWith("<svg xmlns=");
+    }
+  }, // About 35-40 s on a quiet 2-core machine; the margin is for other test files running beside it.
+  120_000);
 });

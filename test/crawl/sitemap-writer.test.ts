@@ -6,9 +6,16 @@ import { renderSitemap, type SitemapEntry } from "../../src/sitemap/xml.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
 const entries = (n: number): SitemapEntry[] =>
-  Array.from({ length: n }, (_, i) => ({ loc: `https://example.com/p/${String(i).padStart(6, "0")}?a=1&b=2`, lastmod: "2026-11-01T00:00:00Z" }));
+  Array.from({ length: n }, (_, i) => ({
+    loc: `https://example.com/p/${String(i).padStart(6, "0")}?a=1&b=2`,
+    lastmod: "2026-11-01T00:00:00Z",
+  }));
 
-async function collect(input: Iterable<SitemapEntry> | AsyncIterable<SitemapEntry>, limits?: { urls: number; bytes: number }, features = {}) {
+async function collect(
+  input: Iterable<SitemapEntry> | AsyncIterable<SitemapEntry>,
+  limits?: { urls: number; bytes: number },
+  features = {},
+) {
   const files = new Map<number, string>();
   const order: number[] = [];
   const written = await writeSitemap(input, {

@@ -11,7 +11,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const version = (db: Database) => db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version;
 const tables = (db: Database) =>
-  db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((t) => t.name);
+  db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all()
+    .map((t) => t.name);
 
 test("migrations are numbered 1, 2, ... without gaps", () => {
   expect(migrations.map((m) => m.version)).toEqual(migrations.map((_, i) => i + 1));
@@ -62,7 +65,11 @@ describe("migrate", () => {
     migrate(db, [step(1, "CREATE TABLE one (x INTEGER)")]);
     expect(version(db)).toBe(1);
     // Step 1 would fail if it ran again (the table exists).
-    migrate(db, [step(3, "CREATE TABLE three (x INTEGER)"), step(2, "CREATE TABLE two (x INTEGER)"), step(1, "CREATE TABLE one (x INTEGER)")]);
+    migrate(db, [
+      step(3, "CREATE TABLE three (x INTEGER)"),
+      step(2, "CREATE TABLE two (x INTEGER)"),
+      step(1, "CREATE TABLE one (x INTEGER)"),
+    ]);
     expect(version(db)).toBe(3);
     expect(tables(db)).toEqual(["one", "three", "two"]);
   });

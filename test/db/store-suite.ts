@@ -33,7 +33,14 @@ export function storeSuite(backend: Backend): void {
       const other = await backend.reopen(spec);
       try {
         const { key, record } = await store.keys.create({ name: "first", dailyLimit: 7 }, NOW);
-        expect(record).toMatchObject({ id: 1, name: "first", daily_limit: 7, created_at: NOW.toISOString(), last_used_at: null, revoked_at: null });
+        expect(record).toMatchObject({
+          id: 1,
+          name: "first",
+          daily_limit: 7,
+          created_at: NOW.toISOString(),
+          last_used_at: null,
+          revoked_at: null,
+        });
         expect(await store.keys.list()).toEqual([record]);
         const later = new Date(NOW.getTime() + 1000);
         expect((await other.keys.authenticate(key, later))?.last_used_at).toBe(later.toISOString());
@@ -71,7 +78,10 @@ export function storeSuite(backend: Backend): void {
 
         const [byKey, byPrefix] = created.filter((c) => c.key.startsWith(shared));
         expect(await store.keys.revoke(byKey!.key, NOW)).toMatchObject({ status: "revoked", record: { id: byKey!.record.id } });
-        expect(await store.keys.revoke(byPrefix!.record.prefix, NOW)).toMatchObject({ status: "revoked", record: { id: byPrefix!.record.id } });
+        expect(await store.keys.revoke(byPrefix!.record.prefix, NOW)).toMatchObject({
+          status: "revoked",
+          record: { id: byPrefix!.record.id },
+        });
         // The other handle sees both revoked at once; the rest still authenticate.
         expect(await other.keys.authenticate(byKey!.key, NOW)).toBeNull();
         expect(await other.keys.authenticate(byPrefix!.key, NOW)).toBeNull();
@@ -144,7 +154,9 @@ export function storeSuite(backend: Backend): void {
         const s = await openStore(process.env.SPEC, { purpose: "cli" });
         await s.keys.create({ name: "p" + process.pid, dailyLimit: null }, new Date());
         await s.close();`;
-      const racers = Array.from({ length: 3 }, () => Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, SPEC: spec2 }, stdout: "pipe", stderr: "pipe" }));
+      const racers = Array.from({ length: 3 }, () =>
+        Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, SPEC: spec2 }, stdout: "pipe", stderr: "pipe" }),
+      );
       const outcomes = await Promise.all(racers.map(async (p) => ({ code: await p.exited, stderr: await new Response(p.stderr).text() })));
       expect(outcomes).toEqual(outcomes.map(() => ({ code: 0, stderr: "" })));
       const check = await backend.reopen(spec2);
@@ -177,7 +189,8 @@ export function storeSuite(backend: Backend): void {
         expect(ms).toBeLessThan(2_000);
         // Back by itself within seconds (PostgreSQL: a pooled connection the restart cut fails once).
         let ready = false;
-        for (const until = performance.now() + 5_000; !ready && performance.now() < until; await Bun.sleep(100)) ready = await store.ready();
+        for (const until = performance.now() + 5_000; !ready && performance.now() < until; await Bun.sleep(100))
+          ready = await store.ready();
         expect(ready).toBe(true);
         // The refused admission was not counted.
         expect((await store.quota.peek("u", 10, NOW)).remaining).toBe(9);

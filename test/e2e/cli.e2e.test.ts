@@ -14,7 +14,19 @@ describe("genapi executable: command line", () => {
   test("--help lists every serve flag with its variable, and warns about private targets", async () => {
     const { stdout, code } = await runBinary(["--help"]);
     expect(code).toBe(0);
-    for (const flag of ["--port", "--host", "--db", "--trust-proxy", "--free-daily-limit", "--max-pages", "--crawl-timeout", "--max-crawls", "--crawl-queue", "--allow-private-targets", "--allow-target"]) {
+    for (const flag of [
+      "--port",
+      "--host",
+      "--db",
+      "--trust-proxy",
+      "--free-daily-limit",
+      "--max-pages",
+      "--crawl-timeout",
+      "--max-crawls",
+      "--crawl-queue",
+      "--allow-private-targets",
+      "--allow-target",
+    ]) {
       expect(stdout).toContain(flag);
     }
     expect(stdout).toContain("GENAPI_PORT, PORT");
@@ -22,14 +34,14 @@ describe("genapi executable: command line", () => {
   });
 
   test.each([
-    [["serve", "--port", "abc"], "genapi: --port must be an integer from 0 to 65535 (got \"abc\")\n"],
+    [["serve", "--port", "abc"], 'genapi: --port must be an integer from 0 to 65535 (got "abc")\n'],
     [["serve", "--bogus"], "genapi: Unknown option '--bogus'\n"],
-    [["serve", "--max-pages", "50001"], "genapi: --max-pages must be an integer from 1 to 50000 (got \"50001\")\n"],
+    [["serve", "--max-pages", "50001"], 'genapi: --max-pages must be an integer from 1 to 50000 (got "50001")\n'],
     [["serve", "--trust-proxy", "10.0.0.0/99"], undefined],
     [["serve", "--allow-target", "host:99999"], undefined],
     [["keys", "create"], "genapi: keys create needs --name NAME\n"],
     [["keys", "create", "--name", "x", "--daily-limit", "0"], undefined],
-    [["frobnicate"], "genapi: unknown command \"frobnicate\" (try genapi --help)\n"],
+    [["frobnicate"], 'genapi: unknown command "frobnicate" (try genapi --help)\n'],
   ])("bad flag or value %p: one line naming it on stderr, exit 2", async (args, expected) => {
     const { stdout, stderr, code } = await runBinary(args, { env: { GENAPI_DB: join(tempDir(), "x.db") } });
     expect(code).toBe(2);
@@ -69,7 +81,14 @@ describe("genapi executable: command line", () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(key);
     const [record] = JSON.parse(listed.stdout);
-    expect(record).toMatchObject({ id: 1, name: "ci bot", prefix: key.slice(0, 12), daily_limit: 100, last_used_at: null, revoked_at: null });
+    expect(record).toMatchObject({
+      id: 1,
+      name: "ci bot",
+      prefix: key.slice(0, 12),
+      daily_limit: 100,
+      last_used_at: null,
+      revoked_at: null,
+    });
     expect(Date.parse(record.created_at)).toBeGreaterThan(Date.now() - 60_000);
 
     const table = await runBinary(["keys", "list"], { env });

@@ -14,12 +14,17 @@ const html = (body: string, head = "") => `<!doctype html><html><head>${head}</h
 function smallSite(): Promise<Site> {
   return serveSite({
     "/robots.txt": (req) =>
-      new Response(`User-agent: *\nDisallow: /private\nSitemap: ${new URL(req.url).origin}/sitemap.xml\n`, { headers: { "content-type": "text/plain" } }),
+      new Response(`User-agent: *\nDisallow: /private\nSitemap: ${new URL(req.url).origin}/sitemap.xml\n`, {
+        headers: { "content-type": "text/plain" },
+      }),
     // Names a page no link reaches: listed only with --sitemaps-from-robots.
     "/sitemap.xml": (req) =>
-      new Response(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${new URL(req.url).origin}/orphan</loc></url></urlset>`, {
-        headers: { "content-type": "application/xml" },
-      }),
+      new Response(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${new URL(req.url).origin}/orphan</loc></url></urlset>`,
+        {
+          headers: { "content-type": "application/xml" },
+        },
+      ),
     "/orphan": html("orphan"),
     "/": html(
       '<a href="/a">a</a> <a href="/b?utm_source=x&id=1">b</a> <a href="/private/x">p</a> <a href="/hidden">h</a> ' +
@@ -96,8 +101,35 @@ describe("genapi crawl: the API's sitemap and report", () => {
     ["no options", [], {}],
     [
       "every option",
-      ["--max-pages", "40", "--max-depth", "2", "--include", "/blog/*", "--include", "/$", "--include", "/orphan", "--exclude", "/gone", "--ignore-query-param", "utm_*", "--sitemaps-from-robots", "--alternates", "--images"],
-      { max_pages: 40, max_depth: 2, include: ["/blog/*", "/$", "/orphan"], exclude: ["/gone"], ignore_query_params: ["utm_*"], sitemaps_from_robots: true, alternates: true, images: true },
+      [
+        "--max-pages",
+        "40",
+        "--max-depth",
+        "2",
+        "--include",
+        "/blog/*",
+        "--include",
+        "/$",
+        "--include",
+        "/orphan",
+        "--exclude",
+        "/gone",
+        "--ignore-query-param",
+        "utm_*",
+        "--sitemaps-from-robots",
+        "--alternates",
+        "--images",
+      ],
+      {
+        max_pages: 40,
+        max_depth: 2,
+        include: ["/blog/*", "/$", "/orphan"],
+        exclude: ["/gone"],
+        ignore_query_params: ["utm_*"],
+        sitemaps_from_robots: true,
+        alternates: true,
+        images: true,
+      },
     ],
   ] as const)("%s: stdout is the API's data.sitemap and --json the rest of its data", async (_, args, options) => {
     const [cli, answer] = await Promise.all([crawl([`${site.url}/`, "--json", ...args]), api({ url: `${site.url}/`, ...options })]);
@@ -110,7 +142,11 @@ describe("genapi crawl: the API's sitemap and report", () => {
     expect(lines).toHaveLength(1);
     const report = JSON.parse(lines[0]!);
     const { sitemap, duration_ms, generated_at, ...expected } = answer.body.data;
-    expect(Object.keys(report).sort()).toEqual(Object.keys(answer.body.data).filter((k) => k !== "sitemap").sort());
+    expect(Object.keys(report).sort()).toEqual(
+      Object.keys(answer.body.data)
+        .filter((k) => k !== "sitemap")
+        .sort(),
+    );
     expect(report).toMatchObject(expected);
     expect(typeof report.duration_ms).toBe("number");
     expect(Date.parse(report.generated_at)).toBeGreaterThan(Date.now() - 60_000);
@@ -165,35 +201,59 @@ describe("genapi crawl: flags", () => {
   test("--help lists every flag", async () => {
     const { stdout, code } = await runBinary(["crawl", "--help"]);
     expect(code).toBe(0);
-    for (const flag of ["--output", "--max-pages", "--crawl-timeout", "--max-depth", "--include", "--exclude", "--ignore-query-param", "--sitemaps-from-robots", "--alternates", "--images", "--json", "--quiet"]) {
+    for (const flag of [
+      "--output",
+      "--max-pages",
+      "--crawl-timeout",
+      "--max-depth",
+      "--include",
+      "--exclude",
+      "--ignore-query-param",
+      "--sitemaps-from-robots",
+      "--alternates",
+      "--images",
+      "--json",
+      "--quiet",
+    ]) {
       expect(stdout).toContain(flag);
     }
   });
 
-  test.each([
-    [[], "genapi: crawl needs a URL: genapi crawl https://example.com/\n"],
-    [["ftp://example.com/"], 'genapi: URL "ftp://example.com/": Invalid URL. Provide a full URL that includes http:// or https://.\n'],
-    [["http://a/", "http://b/"], 'genapi: unexpected argument "http://b/"\n'],
-    [["http://a/", "--bogus"], "genapi: Unknown option '--bogus'\n"],
-    [["http://a/", "--max-pages", "0"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "0")\n'],
-    [["http://a/", "--max-pages", "1000001"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "1000001")\n'],
-    [["http://a/", "--crawl-timeout", "soon"], 'genapi: --crawl-timeout must be an integer from 1 to 2592000 (got "soon")\n'],
-    [["http://a/", "--max-depth=-1"], 'genapi: --max-depth must be an integer of 0 or more (got "-1")\n'],
-    [["http://a/", "--include", "blog"], "genapi: --include: include[0] must be a pattern that starts with / and has at most 2048 characters.\n"],
-    [["http://a/", "--exclude", "/a", "--exclude", "x"], "genapi: --exclude: exclude[1] must be a pattern that starts with / and has at most 2048 characters.\n"],
-    [["http://a/", ...Array.from({ length: 51 }, (_, i) => `--exclude=/${i}`)], "genapi: --exclude: exclude must be an array of at most 50 patterns (strings).\n"],
-    [["http://a/", `--ignore-query-param=${"x".repeat(257)}`], "genapi: --ignore-query-param: ignore_query_params[0] must be a parameter name of 1 to 256 characters.\n"],
-    [["http://a/", "--output", "/nonexistent-dir/s.xml"], 'genapi: --output: cannot write in directory "/nonexistent-dir"\n'],
-    [["http://a/", "--json=yes"], "genapi: Option '--json' does not take an argument\n"],
-  ].map(([args, expected]) => [(args as string[]).slice(0, 3).join(" ").slice(0, 60), args as string[], expected as string] as const))(
-    "bad flag or value [%s ...]: one line naming it, exit 2, nothing crawled",
-    async (_, args, expected) => {
-      const { stdout, stderr, code } = await runBinary(["crawl", ...args]);
-      expect(code).toBe(2);
-      expect(stdout).toBe("");
-      expect(stderr).toBe(expected);
-    },
-  );
+  test.each(
+    [
+      [[], "genapi: crawl needs a URL: genapi crawl https://example.com/\n"],
+      [["ftp://example.com/"], 'genapi: URL "ftp://example.com/": Invalid URL. Provide a full URL that includes http:// or https://.\n'],
+      [["http://a/", "http://b/"], 'genapi: unexpected argument "http://b/"\n'],
+      [["http://a/", "--bogus"], "genapi: Unknown option '--bogus'\n"],
+      [["http://a/", "--max-pages", "0"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "0")\n'],
+      [["http://a/", "--max-pages", "1000001"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "1000001")\n'],
+      [["http://a/", "--crawl-timeout", "soon"], 'genapi: --crawl-timeout must be an integer from 1 to 2592000 (got "soon")\n'],
+      [["http://a/", "--max-depth=-1"], 'genapi: --max-depth must be an integer of 0 or more (got "-1")\n'],
+      [
+        ["http://a/", "--include", "blog"],
+        "genapi: --include: include[0] must be a pattern that starts with / and has at most 2048 characters.\n",
+      ],
+      [
+        ["http://a/", "--exclude", "/a", "--exclude", "x"],
+        "genapi: --exclude: exclude[1] must be a pattern that starts with / and has at most 2048 characters.\n",
+      ],
+      [
+        ["http://a/", ...Array.from({ length: 51 }, (_, i) => `--exclude=/${i}`)],
+        "genapi: --exclude: exclude must be an array of at most 50 patterns (strings).\n",
+      ],
+      [
+        ["http://a/", `--ignore-query-param=${"x".repeat(257)}`],
+        "genapi: --ignore-query-param: ignore_query_params[0] must be a parameter name of 1 to 256 characters.\n",
+      ],
+      [["http://a/", "--output", "/nonexistent-dir/s.xml"], 'genapi: --output: cannot write in directory "/nonexistent-dir"\n'],
+      [["http://a/", "--json=yes"], "genapi: Option '--json' does not take an argument\n"],
+    ].map(([args, expected]) => [(args as string[]).slice(0, 3).join(" ").slice(0, 60), args as string[], expected as string] as const),
+  )("bad flag or value [%s ...]: one line naming it, exit 2, nothing crawled", async (_, args, expected) => {
+    const { stdout, stderr, code } = await runBinary(["crawl", ...args]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(expected);
+  });
 });
 
 describe("genapi crawl: large results", () => {
@@ -299,7 +359,12 @@ describe("genapi crawl: terminal and signals", () => {
     const binary = await ensureBinary();
     const site = generatedSite(100_000, { delayMs: 5 });
     try {
-      const proc = Bun.spawn([binary, "crawl", `${site.url}/`, "--json"], { stdin: "ignore", stdout: "pipe", stderr: "pipe", cwd: tempDir() });
+      const proc = Bun.spawn([binary, "crawl", `${site.url}/`, "--json"], {
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+        cwd: tempDir(),
+      });
       const stdout = new Response(proc.stdout).text();
       const stderr = new Response(proc.stderr).text();
       // Interrupted mid-crawl: once pages are being served, whatever the machine's load.

@@ -20,7 +20,16 @@ let key: string;
 beforeAll(async () => {
   site = await serveSite({
     "/robots.txt": new Response("User-agent: *\nDisallow: /path/file-with-a-%2A.html\nDisallow: /search?q=é\n"),
-    "/": page(["/q2?arr[]=1&arr[]=2", "/p?x=100%", "/p?x=%zz", "/path/file-with-a-*.html", "/search?q=é", "/search?q=e", "/dates/850", "/dates/asctime"]),
+    "/": page([
+      "/q2?arr[]=1&arr[]=2",
+      "/p?x=100%",
+      "/p?x=%zz",
+      "/path/file-with-a-*.html",
+      "/search?q=é",
+      "/search?q=e",
+      "/dates/850",
+      "/dates/asctime",
+    ]),
     "/q2": page([]),
     "/p": page([]),
     "/search": page([]),
@@ -73,14 +82,20 @@ describe("dist/genapi: what the crawl lists (issue 11, defects 1-6)", () => {
   test("a start page redirecting to a URL over 2,048 characters answers 502, and it counts", async () => {
     const res = await generate(server, key, `${site.url}/to-long`);
     expect(res.status).toBe(502);
-    expect(await json(res)).toEqual({ success: false, message: `Could not crawl ${site.url}/to-long: redirect to a URL longer than 2,048 characters` });
+    expect(await json(res)).toEqual({
+      success: false,
+      message: `Could not crawl ${site.url}/to-long: redirect to a URL longer than 2,048 characters`,
+    });
     expect(res.headers.get("x-ratelimit-remaining")).toBe("98");
   });
 
   test("a crawl that lists nothing answers 422 with the reason, and it counts", async () => {
     const res = await generate(server, key, `${site.url}/noindex`);
     expect(res.status).toBe(422);
-    expect(await json(res)).toEqual({ success: false, message: `Could not crawl ${site.url}/noindex: no indexable page found (the start page is noindex)` });
+    expect(await json(res)).toEqual({
+      success: false,
+      message: `Could not crawl ${site.url}/noindex: no indexable page found (the start page is noindex)`,
+    });
     expect(res.headers.get("x-ratelimit-remaining")).toBe("97");
   });
 });

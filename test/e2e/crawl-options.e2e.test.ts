@@ -7,7 +7,8 @@ import { createKey, startBinary, tempDir, type RunningBinary } from "../support/
 import { serveSite, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
-const html = (body: string) => new Response(`<!doctype html><html><head></head><body>${body}</body></html>`, { headers: { "content-type": "text/html" } });
+const html = (body: string) =>
+  new Response(`<!doctype html><html><head></head><body>${body}</body></html>`, { headers: { "content-type": "text/html" } });
 const a = (...hrefs: string[]) => hrefs.map((h) => `<a href="${h}">x</a>`).join("");
 
 let site: Site;
@@ -38,7 +39,11 @@ afterAll(async () => {
 });
 
 const post = (body: Record<string, unknown>) =>
-  fetch(`${server.url}/api/generate`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify(body) });
+  fetch(`${server.url}/api/generate`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+  });
 
 test("an invalid option: 400 naming the field, before admission", async () => {
   const res = await post({ url: `${site.url}/`, max_pages: 51 });

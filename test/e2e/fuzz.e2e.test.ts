@@ -85,7 +85,13 @@ describe("dist/genapi under malformed input", () => {
   test(`${ROUNDS} malformed sitemap requests: a JSON 4xx each time`, async () => {
     for (let i = 0; i < ROUNDS; i++) {
       const headers: Record<string, string> = {
-        "content-type": pick(["application/json", "text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", junk(5).replace(/[^\x20-\x7e]/g, "")]),
+        "content-type": pick([
+          "application/json",
+          "text/plain",
+          "multipart/form-data; boundary=x",
+          "application/x-www-form-urlencoded",
+          junk(5).replace(/[^\x20-\x7e]/g, ""),
+        ]),
         "x-api-key": pick([key, key, key, "", `genapi_${junk(10).replace(/[^\x21-\x7e]/g, "a")}`, key.slice(0, -1) + "Z"]),
         [`x-${int(1e6)}`]: "v".repeat(int(4000)),
       };
@@ -103,7 +109,16 @@ describe("dist/genapi under malformed input", () => {
       const post = random() < 0.5;
       const res = await fetch(`${server.url}/api.php?${query}`, {
         method: post ? "POST" : "GET",
-        headers: post ? { "content-type": pick(["application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=zz", "text/plain"]) } : {},
+        headers: post
+          ? {
+              "content-type": pick([
+                "application/json",
+                "application/x-www-form-urlencoded",
+                "multipart/form-data; boundary=zz",
+                "text/plain",
+              ]),
+            }
+          : {},
         body: post ? badBodies() : undefined,
       });
       await expectJson4xx(res, true, `password round ${i}`);

@@ -86,8 +86,22 @@ const ROUTES: { method: string; target: string; path: string; body?: string; typ
   { method: "GET", target: "/healthz", path: "/healthz", status: 200 },
   { method: "GET", target: "/readyz", path: "/readyz", status: 200 },
   { method: "GET", target: "/api.php?length=12&symbols=false", path: "/api.php", status: 200 },
-  { method: "POST", target: "/api.php?symbols=false", path: "/api.php", body: "length=20", type: "application/x-www-form-urlencoded", status: 200 },
-  { method: "POST", target: "/api/generate", path: "/api/generate", body: '{"url":"http://localhost/"}', type: "application/json", status: 400 },
+  {
+    method: "POST",
+    target: "/api.php?symbols=false",
+    path: "/api.php",
+    body: "length=20",
+    type: "application/x-www-form-urlencoded",
+    status: 200,
+  },
+  {
+    method: "POST",
+    target: "/api/generate",
+    path: "/api/generate",
+    body: '{"url":"http://localhost/"}',
+    type: "application/json",
+    status: 400,
+  },
   { method: "OPTIONS", target: "/api/generate", path: "/api/generate", status: 204 },
   { method: "GET", target: "/swagger", path: "/swagger", status: 200 },
   { method: "GET", target: "/swagger/json", path: "/swagger/json", status: 200 },
@@ -98,7 +112,20 @@ const ROUTES: { method: string; target: string; path: string; body?: string; typ
 ];
 
 /** Host values a proxy, a container network or a hostile client may send; null: no Host (HTTP/1.0). */
-const HOSTS: (string | null)[] = ["api", "web", "a", "a:80", "127.0.0.1", "10.0.0.1:8080", "[::1]", "[::1]:8080", "a@b", "a/b", "x y", null];
+const HOSTS: (string | null)[] = [
+  "api",
+  "web",
+  "a",
+  "a:80",
+  "127.0.0.1",
+  "10.0.0.1:8080",
+  "[::1]",
+  "[::1]:8080",
+  "a@b",
+  "a/b",
+  "x y",
+  null,
+];
 
 test("any Host routes normally, and the log's path comes from the request target", async () => {
   // Every answer that differs from a well-formed request's, listed at once for the failure message.
@@ -116,7 +143,8 @@ test("any Host routes normally, and the log's path comes from the request target
       const message = route.status === 404 ? JSON.parse(response.body).message : undefined;
       const seen = `${response.status} logged ${line.status} ${line.path}${message ? ` (${message})` : ""}`;
       const expected = `${route.status} logged ${route.status} ${route.path}${message ? ` (Not found: ${route.path})` : ""}`;
-      if (seen !== expected) wrong.push(`Host ${host ?? "(none, HTTP/1.0)"}: ${route.method} ${route.target} -> ${seen}, expected ${expected}`);
+      if (seen !== expected)
+        wrong.push(`Host ${host ?? "(none, HTTP/1.0)"}: ${route.method} ${route.target} -> ${seen}, expected ${expected}`);
     }
   }
   expect(wrong).toEqual([]);
@@ -132,7 +160,9 @@ describe("prototype names are unknown paths", () => {
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ success: false, message: `Not found: /swagger/assets/${name}` });
     }
-    const flood = Array.from({ length: 400 }, (_, i) => fetch(`${server.url}/swagger/assets/${NAMES[i % NAMES.length]}`).then((r) => r.status));
+    const flood = Array.from({ length: 400 }, (_, i) =>
+      fetch(`${server.url}/swagger/assets/${NAMES[i % NAMES.length]}`).then((r) => r.status),
+    );
     expect(new Set(await Promise.all(flood))).toEqual(new Set([404]));
     await Bun.sleep(100);
     expect(server.stderr().slice(before)).toBe("");
@@ -167,7 +197,11 @@ describe("one trailing-slash rule and no Vary: *", () => {
       const path = template.replace(/\{[^}]+\}/g, "x");
       for (const method of Object.keys(operations).map((m) => m.toUpperCase())) {
         if (!["GET", "POST", "DELETE"].includes(method)) continue;
-        const init = { method, headers: { "x-api-key": key, "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined };
+        const init = {
+          method,
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: method === "POST" ? "{}" : undefined,
+        };
         const plain = await fetch(`${server.url}${path}`, init);
         const slashed = await fetch(`${server.url}${path}/`, init);
         expect({ route: `${method} ${path}/`, status: slashed.status }).toEqual({ route: `${method} ${path}/`, status: plain.status });

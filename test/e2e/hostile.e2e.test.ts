@@ -51,7 +51,10 @@ beforeAll(async () => {
         { headers: { "content-type": "text/html" } },
       ),
     "/many": html(manyLinks),
-    "/binary": new Response(Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256), { headers: { "content-type": "text/html; charset=x-no-such" } }),
+    "/binary": new Response(
+      Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256),
+      { headers: { "content-type": "text/html; charset=x-no-such" } },
+    ),
   });
   const dbPath = join(tempDir(), "genapi.db");
   key = await createKey(dbPath, "--daily-limit", "100");

@@ -47,11 +47,13 @@ describe("dist/genapi: password endpoint", () => {
     const multipart: any = await (await fetch(`${genapi.url}/api.php`, { method: "POST", body: data })).json();
     expect(multipart.password).toMatch(/^[0-9]{12}$/);
 
-    const json: any = await (await fetch(`${genapi.url}/api.php`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ length: 10, numbers: false, symbols: false, exclude_similar: true }),
-    })).json();
+    const json: any = await (
+      await fetch(`${genapi.url}/api.php`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ length: 10, numbers: false, symbols: false, exclude_similar: true }),
+      })
+    ).json();
     expect(json.password).toMatch(/^[A-HJ-NP-Za-km-z]{10}$/);
     expect(json.parameters.exclude_similar).toBe(true);
   });
@@ -61,7 +63,10 @@ describe("dist/genapi: password endpoint", () => {
       ["length=7", "length must be an integer from 8 to 128."],
       ["length=129", "length must be an integer from 8 to 128."],
       ["symbols=maybe", "symbols must be one of: true, false, 1, 0."],
-      ["uppercase=0&lowercase=false&numbers=0&symbols=0", "At least one character type (uppercase, lowercase, numbers, symbols) must be selected."],
+      [
+        "uppercase=0&lowercase=false&numbers=0&symbols=0",
+        "At least one character type (uppercase, lowercase, numbers, symbols) must be selected.",
+      ],
       ["uppercase=0&lowercase=0&symbols=0&exclude=0123456789", "exclude leaves no characters for numbers."],
     ];
     for (const [query, error] of cases) {
@@ -116,7 +121,8 @@ describe("dist/genapi: password endpoint", () => {
       expect(lane.status).toBe(app.status);
       expect(headersOf(lane)).toEqual(headersOf(app));
       const [laneBody, appBody] = [(await lane.json()) as any, (await app.json()) as any];
-      if (app.status === 200) expect({ ...laneBody, password: laneBody.password.length }).toEqual({ ...appBody, password: appBody.password.length });
+      if (app.status === 200)
+        expect({ ...laneBody, password: laneBody.password.length }).toEqual({ ...appBody, password: appBody.password.length });
       else expect(laneBody).toEqual(appBody);
 
       const [laneLine, appLine] = [await logLine(lane), await logLine(app)];
@@ -132,7 +138,10 @@ describe("dist/genapi: password endpoint", () => {
     expect(head.status).toBe(200);
     expect(head.headers.get("cache-control")).toBe("no-store");
     expect(await logLine(head)).toMatchObject({ method: "HEAD", path: "/api.php", status: 200 });
-    const preflight = await fetch(`${genapi.url}/api.php`, { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "GET" } });
+    const preflight = await fetch(`${genapi.url}/api.php`, {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "GET" },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-max-age")).toBe("600");
   });
@@ -161,7 +170,11 @@ describe("dist/genapi: large bodies are refused by the endpoints, not by the HTT
     expect(password.status).toBe(413);
     expect(await password.json()).toEqual({ success: false, error: "Request body is larger than 64 KiB." });
     expect(password.headers.get("x-request-id")).not.toBeNull();
-    const generate = await fetch(`${genapi.url}/api/generate`, { method: "POST", headers: { "content-type": "application/json" }, body: big });
+    const generate = await fetch(`${genapi.url}/api/generate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: big,
+    });
     expect(generate.status).toBe(401);
     expect(((await generate.json()) as any).message).toBe("Authentication failed. Invalid or missing API key.");
   });

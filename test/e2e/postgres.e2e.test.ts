@@ -76,7 +76,14 @@ describe("three instances on one database", () => {
         const res = await generate(servers[i % 3]!, key, target, {}, AbortSignal.timeout(10_000));
         const body = (await res.json()) as { message?: string };
         const at = performance.now();
-        seen.push({ server: i % 3, status: res.status, at, ms: at - started, message: body.message, retryAfter: res.headers.get("retry-after") });
+        seen.push({
+          server: i % 3,
+          status: res.status,
+          at,
+          ms: at - started,
+          message: body.message,
+          retryAfter: res.headers.get("retry-after"),
+        });
       }
     });
     await Bun.sleep(500);

@@ -48,7 +48,9 @@ describe("dist/genapi: sitemap of a fixture site (--allow-private-targets)", () 
     expect(body.data.truncated).toBe(false);
     // /, /about, /blog/, /blog/post, /gone (404), /old (301): robots.txt and /private/ not counted.
     expect(body.data.pages_crawled).toBe(6);
-    expect(body.data.sitemap.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">')).toBe(true);
+    expect(
+      body.data.sitemap.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'),
+    ).toBe(true);
     expect(site.requests.some((r) => r.includes("/private/"))).toBe(false);
     expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
   });
@@ -94,7 +96,10 @@ describe("dist/genapi: quotas across restarts and processes", () => {
   test("two processes on one database share the quota exactly", async () => {
     const dbPath = join(tempDir(), "genapi.db");
     const key = await createKey(dbPath, "--daily-limit", "7");
-    const servers = await Promise.all([startBinary({ dbPath, args: ["--allow-private-targets"] }), startBinary({ dbPath, args: ["--allow-private-targets"] })]);
+    const servers = await Promise.all([
+      startBinary({ dbPath, args: ["--allow-private-targets"] }),
+      startBinary({ dbPath, args: ["--allow-private-targets"] }),
+    ]);
     const statuses = await Promise.all(
       Array.from({ length: 20 }, (_, i) => generate(servers[i % 2]!, key, `${site.url}/about`).then((r) => r.status)),
     );
@@ -121,7 +126,10 @@ describe("dist/genapi: quotas across restarts and processes", () => {
     expect((await viaProxy("203.0.113.50, 198.51.100.1")).status).toBe(429);
     expect((await viaProxy("198.51.100.2")).status).toBe(200);
     await Bun.sleep(50);
-    const ips = trusting.stdout.map((l) => JSON.parse(l)).filter((l) => l.path === "/api/generate").map((l) => l.ip);
+    const ips = trusting.stdout
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.path === "/api/generate")
+      .map((l) => l.ip);
     expect(ips).toEqual(["198.51.100.1", "198.51.100.1", "198.51.100.1", "198.51.100.2"]);
     expect(await trusting.stop()).toBe(0);
   });

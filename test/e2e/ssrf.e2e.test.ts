@@ -56,7 +56,12 @@ describe("dist/genapi, default settings: loopback in every spelling is refused",
   });
 
   test("userinfo forms are invalid URLs (400, step 3)", async () => {
-    for (const url of [`http://user:pw@127.0.0.1:${site.port}/`, `http://user@localhost:${site.port}/`, `http://@127.0.0.1:${site.port}/`, `http://example.com@127.0.0.1:${site.port}/`]) {
+    for (const url of [
+      `http://user:pw@127.0.0.1:${site.port}/`,
+      `http://user@localhost:${site.port}/`,
+      `http://@127.0.0.1:${site.port}/`,
+      `http://example.com@127.0.0.1:${site.port}/`,
+    ]) {
       const res = await generate(server, key, url);
       expect(res.status, url).toBe(400);
       expect(((await res.json()) as any).message).toBe(INVALID_URL);

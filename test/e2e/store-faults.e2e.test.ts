@@ -102,7 +102,9 @@ async function expectStoreRefusal(server: RunningBinary, key: string, message: s
   await Bun.sleep(1_500); // the runner polls every second
   const lines = server.stderr().split("\n").filter(Boolean);
   expect(lines).toContain(`genapi: job claim failed: ${message}`);
-  expect(lines.filter((line) => line !== `genapi: job claim failed: ${message}` && line !== `genapi: job retention: ${message}`)).toEqual([]);
+  expect(lines.filter((line) => line !== `genapi: job claim failed: ${message}` && line !== `genapi: job retention: ${message}`)).toEqual(
+    [],
+  );
   expect(new Set(lines).size).toBe(lines.length);
 }
 
@@ -163,7 +165,10 @@ describe("a --db that cannot be opened: one stderr line naming it, exit 1", () =
     ["a file that is not a database", notDb, /not a SQLite database/],
   ];
   for (const [what, path, reason] of cases) {
-    for (const command of [["serve", "--port", "0", "--host", "127.0.0.1"], ["keys", "list"]]) {
+    for (const command of [
+      ["serve", "--port", "0", "--host", "127.0.0.1"],
+      ["keys", "list"],
+    ]) {
       test(`${what}: genapi ${command[0]}${command[1] === "list" ? " list" : ""}`, async () => {
         const { stdout, stderr, code } = await runBinary([...command, "--db", path]);
         expect(code).toBe(1);
@@ -180,7 +185,10 @@ describe("a --db that cannot be opened: one stderr line naming it, exit 1", () =
     const dir = tempDir();
     chmodSync(dir, 0o555);
     const binary = await ensureBinary();
-    for (const command of [["serve", "--port", "0"], ["keys", "create", "--name", "x"]]) {
+    for (const command of [
+      ["serve", "--port", "0"],
+      ["keys", "create", "--name", "x"],
+    ]) {
       const proc = Bun.spawn(["runuser", "-u", "nobody", "--", binary, ...command, "--db", join(dir, "genapi.db")], {
         cwd: "/",
         stdout: "pipe",

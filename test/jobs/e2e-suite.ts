@@ -6,7 +6,19 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, startBinary, type RunningBinary } from "../support/binary.ts";
 import { validateSitemap } from "../support/xmllint.ts";
-import { call, createJob, generatedSite, hmac, json, locs, readEventStream, waitFor, waitForJob, type GeneratedSite, type ServerSentEvent } from "./support.ts";
+import {
+  call,
+  createJob,
+  generatedSite,
+  hmac,
+  json,
+  locs,
+  readEventStream,
+  waitFor,
+  waitForJob,
+  type GeneratedSite,
+  type ServerSentEvent,
+} from "./support.ts";
 
 const JOB_FIELDS = ["id", "status", "url", "options", "created_at", "started_at", "finished_at", "progress"];
 
@@ -97,7 +109,10 @@ export function describeJobs(backend: Backend) {
         expect(res.status).toBe(404);
         if (!path.endsWith("-1.xml")) expect(await json(res)).toEqual({ success: false, message: "Job not found." });
       }
-      expect(await json(await call(server, other, `/api/jobs/${id}`, { method: "DELETE" }))).toEqual({ success: false, message: "Job not found." });
+      expect(await json(await call(server, other, `/api/jobs/${id}`, { method: "DELETE" }))).toEqual({
+        success: false,
+        message: "Job not found.",
+      });
       expect((await call(server, key, `/api/jobs/AAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(404);
       expect((await json(await call(server, other, "/api/jobs"))).data.jobs).toEqual([]);
       const anonymous = await fetch(`${server.url}/api/jobs/${id}`);
@@ -111,7 +126,10 @@ export function describeJobs(backend: Backend) {
       const cases: [Record<string, unknown>, string][] = [
         [{ url: "ftp://x/" }, "Invalid URL. Provide a full URL that includes http:// or https://."],
         [{ url: `${site.url}/`, max_pages: 0 }, "max_pages must be an integer from 1 to 100000."],
-        [{ url: `${site.url}/`, callback_url: "javascript:alert(1)" }, "callback_url must be a full URL that includes http:// or https://."],
+        [
+          { url: `${site.url}/`, callback_url: "javascript:alert(1)" },
+          "callback_url must be a full URL that includes http:// or https://.",
+        ],
       ];
       for (const [body, message] of cases) {
         const res = await createJob(server, other, body);
@@ -429,4 +447,3 @@ export function describeJobs(backend: Backend) {
     }, 120_000);
   });
 }
-

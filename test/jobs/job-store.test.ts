@@ -132,12 +132,32 @@ for (const [name, open] of backends) {
       const store = await open();
       const job = newJob(9, { callbackUrl: "http://hook.test/", callbackSecret: "s3cret" });
       await store.create(job, 100);
-      const empty = { url: job.url, url_count: 0, pages_crawled: 0, truncated: true, duration_ms: 0, generated_at: "x", sitemap_url: "/s", sitemap_parts: 0 };
+      const empty = {
+        url: job.url,
+        url_count: 0,
+        pages_crawled: 0,
+        truncated: true,
+        duration_ms: 0,
+        generated_at: "x",
+        sitemap_url: "/s",
+        sitemap_parts: 0,
+      };
       expect(await store.cancel("nope", "x", empty)).toBeNull();
       const claimed = (await store.claim("A", Date.now() + 20_000_000, 60_000, "x"))!;
       expect(claimed.id).toBe(job.id);
-      const entries = Array.from({ length: 25 }, (_, i) => ({ loc: `http://site.test/${String(i).padStart(2, "0")}`, lastmod: null, extra: null }));
-      await store.checkpoint(job.id, "A", Date.now() + 20_000_000, 60_000, { done: [], discovered: [], seen: [], entries, progress: progress(25), crawl: facts });
+      const entries = Array.from({ length: 25 }, (_, i) => ({
+        loc: `http://site.test/${String(i).padStart(2, "0")}`,
+        lastmod: null,
+        extra: null,
+      }));
+      await store.checkpoint(job.id, "A", Date.now() + 20_000_000, 60_000, {
+        done: [],
+        discovered: [],
+        seen: [],
+        entries,
+        progress: progress(25),
+        crawl: facts,
+      });
       expect(await store.countEntries(job.id)).toBe(25);
       expect((await store.entries(job.id, "http://site.test/20", 3)).map((e) => e.loc)).toEqual([
         "http://site.test/21",
@@ -149,8 +169,19 @@ for (const [name, open] of backends) {
       expect(await store.heartbeat(job.id, "A", Date.now(), 60_000, progress(25))).toBe(false);
       await store.putPart(job.id, 0, Bun.gzipSync("<urlset/>"));
       expect(new TextDecoder().decode(Bun.gunzipSync((await store.getPart(job.id, 0)) as Uint8Array<ArrayBuffer>))).toBe("<urlset/>");
-      const result = { url: job.url, url_count: 25, pages_crawled: 25, truncated: true, duration_ms: 5, generated_at: "x", sitemap_url: "/s", sitemap_parts: 0 };
-      expect(await store.finish(job.id, "A", { status: "cancelled", result, error: null, progress: progress(25), finishedAt: "y" })).toBe(true);
+      const result = {
+        url: job.url,
+        url_count: 25,
+        pages_crawled: 25,
+        truncated: true,
+        duration_ms: 5,
+        generated_at: "x",
+        sitemap_url: "/s",
+        sitemap_parts: 0,
+      };
+      expect(await store.finish(job.id, "A", { status: "cancelled", result, error: null, progress: progress(25), finishedAt: "y" })).toBe(
+        true,
+      );
       const done = (await store.get(job.id))!;
       expect(done.status).toBe("cancelled");
       expect(done.finishedAt).toBe("2026-01-01T00:00:00.000Z");

@@ -17,13 +17,24 @@ test("finished jobs older than the retention are deleted in batches; younger and
   const store = createSqliteJobStore({ read: direct, write: async (fn) => (writes++, fn(db)) });
   const day = 86_400_000;
   const now = Date.parse("2026-11-22T12:00:00.000Z");
-  const facts = { url: "http://site.test/", truncated: false, pagesCrawled: 0, urlsListed: 0, queued: 0, excluded: {}, excludedExamples: {} };
+  const facts = {
+    url: "http://site.test/",
+    truncated: false,
+    pagesCrawled: 0,
+    urlsListed: 0,
+    queued: 0,
+    excluded: {},
+    excludedExamples: {},
+  };
   const progress = { pages_crawled: 1, pages_queued: 0, urls_listed: 1, elapsed_ms: 1 };
 
   /** A job that ran and finished `age` ms before now, with 120 URLs of state and one part. */
   async function finishedJob(age: number): Promise<string> {
     const id = newJobId();
-    await store.create({ id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(10), callbackUrl: null, callbackSecret: null, createdAt: "x" }, 100);
+    await store.create(
+      { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(10), callbackUrl: null, callbackSecret: null, createdAt: "x" },
+      100,
+    );
     expect((await store.claim("me", now - age, 60_000, "x"))?.id).toBe(id);
     const discovered = Array.from({ length: 120 }, (_, i) => ({ url: `http://site.test/${i}`, seq: i + 1, depth: 1 }));
     const entries = discovered.map(({ url }) => ({ loc: url, lastmod: null, extra: null }));
@@ -36,7 +47,18 @@ test("finished jobs older than the retention are deleted in batches; younger and
   const old = await finishedJob(8 * day);
   const young = await finishedJob(6 * day);
   const running = newJobId();
-  await store.create({ id: running, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(10), callbackUrl: null, callbackSecret: null, createdAt: "x" }, 100);
+  await store.create(
+    {
+      id: running,
+      keyId: 1,
+      url: "http://site.test/",
+      options: defaultCrawlOptions(10),
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: "x",
+    },
+    100,
+  );
   await store.claim("other", now, 60_000, "x");
 
   const before = writes;

@@ -16,7 +16,10 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({ read: direct, write: direct });
   const id = newJobId();
-  await store.create({ id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" }, 10);
+  await store.create(
+    { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" },
+    10,
+  );
   const lease = 1_000;
   let now = Date.now() - 10 * lease;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -25,8 +28,18 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
     expect(claimed?.attempts).toBe(attempt);
     const entries = [{ loc: `http://site.test/${attempt}`, lastmod: null, extra: null }];
     const progress = { pages_crawled: attempt, pages_queued: 5, urls_listed: attempt, elapsed_ms: attempt };
-    const facts = { url: "http://site.test/", truncated: false, pagesCrawled: attempt, urlsListed: attempt, queued: 5, excluded: {}, excludedExamples: {} };
-    expect(await store.checkpoint(id, `dead-${attempt}`, now, lease, { done: [], discovered: [], seen: [], entries, progress, crawl: facts })).toBe(true);
+    const facts = {
+      url: "http://site.test/",
+      truncated: false,
+      pagesCrawled: attempt,
+      urlsListed: attempt,
+      queued: 5,
+      excluded: {},
+      excludedExamples: {},
+    };
+    expect(
+      await store.checkpoint(id, `dead-${attempt}`, now, lease, { done: [], discovered: [], seen: [], entries, progress, crawl: facts }),
+    ).toBe(true);
     now += 2 * lease;
   }
   let crawled = false;
@@ -64,7 +77,12 @@ test("a store that fails claims is logged once per problem, and once when claims
   migrate(db, [...migrations, sqliteJobsMigration]);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const real = createSqliteJobStore({ read: direct, write: direct });
-  const failures = ["Service temporarily unavailable: the database is busy.", "Service temporarily unavailable: the database is busy.", "Service temporarily unavailable: the database is busy.", "Service temporarily unavailable: the database is failing."];
+  const failures = [
+    "Service temporarily unavailable: the database is busy.",
+    "Service temporarily unavailable: the database is busy.",
+    "Service temporarily unavailable: the database is busy.",
+    "Service temporarily unavailable: the database is failing.",
+  ];
   let claims = 0;
   const store = {
     ...real,

@@ -44,7 +44,18 @@ function opener(store: () => Promise<JobStore>, flushPages: number) {
   return async () => {
     const jobs = await store();
     const id = newJobId();
-    await jobs.create({ id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(10_000), callbackUrl: null, callbackSecret: null, createdAt: "x" }, 1_000_000);
+    await jobs.create(
+      {
+        id,
+        keyId: 1,
+        url: "http://site.test/",
+        options: defaultCrawlOptions(10_000),
+        callbackUrl: null,
+        callbackSecret: null,
+        createdAt: "x",
+      },
+      1_000_000,
+    );
     // Claim until this job is ours (earlier tests' jobs stay queued in the shared PostgreSQL store).
     while ((await jobs.claim(id, Date.now(), 600_000, "x"))?.id !== id);
     const make = () =>
@@ -83,7 +94,12 @@ test("a page budget exactly the site's size lists every page: taken items count 
     return new Response(links, { headers: { "content-type": "text/html" } });
   };
   const { state } = await opener(sqliteStore, 7)();
-  const run = await runCrawl("http://site.test/", state, { ...defaultCrawlLimits, maxPages: size, concurrency: 8 }, { fetch, now: Date.now, userAgent: "genapi/1" });
+  const run = await runCrawl(
+    "http://site.test/",
+    state,
+    { ...defaultCrawlLimits, maxPages: size, concurrency: 8 },
+    { fetch, now: Date.now, userAgent: "genapi/1" },
+  );
   expect(run).toMatchObject({ urlsListed: size, truncated: false, stopped: null });
 });
 
@@ -100,7 +116,18 @@ test("a checkpoint the store fails stops the crawl; continued from the last one 
   };
   const jobs = await sqliteStore();
   const id = newJobId();
-  await jobs.create({ id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(10_000), callbackUrl: null, callbackSecret: null, createdAt: "x" }, 10);
+  await jobs.create(
+    {
+      id,
+      keyId: 1,
+      url: "http://site.test/",
+      options: defaultCrawlOptions(10_000),
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: "x",
+    },
+    10,
+  );
   await jobs.claim("A", Date.now(), 600_000, "x");
   const stop = new AbortController();
   let checkpoints = 0;

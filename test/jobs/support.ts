@@ -68,7 +68,13 @@ export function call(server: Pick<RunningBinary, "url">, key: string, path: stri
 }
 
 /** Polls the job until `done(job)` holds (default: finished), within `timeoutMs`. */
-export async function waitForJob(server: Pick<RunningBinary, "url">, key: string, id: string, done = (job: any) => ["succeeded", "failed", "cancelled"].includes(job.status), timeoutMs = 60_000) {
+export async function waitForJob(
+  server: Pick<RunningBinary, "url">,
+  key: string,
+  id: string,
+  done = (job: any) => ["succeeded", "failed", "cancelled"].includes(job.status),
+  timeoutMs = 60_000,
+) {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = (await json(await call(server, key, `/api/jobs/${id}`))).data;

@@ -5,14 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../src/db/database.ts";
 import { generateApiKey, hashApiKey } from "../../src/keys/key-format.ts";
-import {
-  authenticate,
-  createKey,
-  listKeys,
-  revokeKey,
-  validateDailyLimit,
-  validateKeyName,
-} from "../../src/keys/key-store.ts";
+import { authenticate, createKey, listKeys, revokeKey, validateDailyLimit, validateKeyName } from "../../src/keys/key-store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "genapi-keys-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,17 +44,22 @@ describe("createKey and listKeys", () => {
     expect(free.record.id).toBe(2);
     expect(free.record.daily_limit).toBeNull();
     expect(listKeys(db)).toEqual([record, free.record]);
-    expect(Object.keys(listKeys(db)[0]!).sort()).toEqual(
-      ["created_at", "daily_limit", "id", "last_used_at", "name", "prefix", "revoked_at"],
-    );
+    expect(Object.keys(listKeys(db)[0]!).sort()).toEqual([
+      "created_at",
+      "daily_limit",
+      "id",
+      "last_used_at",
+      "name",
+      "prefix",
+      "revoked_at",
+    ]);
   });
 
   test("only the hash reaches the database file", () => {
     const path = join(dir, "secrets.db");
     const db = openDatabase(path);
     const keys = [1, 2, 3].map((i) => createKey(db, { name: `k${i}`, dailyLimit: null }, T0).key);
-    const fileBytes = () =>
-      Buffer.concat([path, `${path}-wal`].filter(existsSync).map((file) => readFileSync(file)));
+    const fileBytes = () => Buffer.concat([path, `${path}-wal`].filter(existsSync).map((file) => readFileSync(file)));
     const scan = (bytes: Buffer) => {
       for (const key of keys) {
         expect(bytes.includes(key)).toBe(false);

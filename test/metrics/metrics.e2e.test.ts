@@ -33,7 +33,8 @@ function parsePrometheus(text: string): { types: Map<string, string>; samples: S
   return { types, samples };
 }
 
-const page = (links: string[]) => `<!doctype html><html><head><title>t</title></head><body>${links.map((l) => `<a href="${l}">x</a>`).join("")}</body></html>`;
+const page = (links: string[]) =>
+  `<!doctype html><html><head><title>t</title></head><body>${links.map((l) => `<a href="${l}">x</a>`).join("")}</body></html>`;
 
 let site: Site;
 let server: RunningBinary;
@@ -75,15 +76,22 @@ describe("GET /metrics (compiled executable)", () => {
     for (const name of ["process_cpu_seconds_total", "process_resident_memory_bytes", "nodejs_heap_size_used_bytes"]) {
       expect(samples.some((s) => s.name === name && s.value > 0)).toBe(true);
     }
-    expect(samples.filter((s) => s.name === "genapi_jobs").map((s) => s.labels.status).sort()).toEqual(
-      ["cancelled", "failed", "queued", "running", "succeeded"],
-    );
+    expect(
+      samples
+        .filter((s) => s.name === "genapi_jobs")
+        .map((s) => s.labels.status)
+        .sort(),
+    ).toEqual(["cancelled", "failed", "queued", "running", "succeeded"]);
   });
 
   test("counts rise after requests; every endpoint leaves only templates and status codes in labels", async () => {
     const before = (await scrape()).samples;
     const jsonPost = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
 
     for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/api.php?length=12`)).status).toBe(200);
     expect((await fetch(`${server.url}/api.php?length=3`)).status).toBe(400);
@@ -131,7 +139,9 @@ describe("GET /metrics (compiled executable)", () => {
     const crawlPages = (samples: Sample[]) => value(samples, "genapi_crawl_pages_total") - value(before, "genapi_crawl_pages_total");
     expect([2, 4]).toContain(crawlPages(after));
     for (let status = ""; status !== "succeeded"; await Bun.sleep(50)) {
-      const job = (await (await fetch(`${server.url}/api/jobs/${jobId}`, { headers: { "x-api-key": key } })).json()) as { data: { status: string } };
+      const job = (await (await fetch(`${server.url}/api/jobs/${jobId}`, { headers: { "x-api-key": key } })).json()) as {
+        data: { status: string };
+      };
       status = job.data.status;
       expect(["queued", "running", "succeeded"]).toContain(status);
     }

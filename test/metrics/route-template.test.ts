@@ -1,7 +1,15 @@
 import { expect, test } from "bun:test";
 import { routeTemplates, UNMATCHED_ROUTE } from "../../src/metrics/route-template.ts";
 
-const routeOf = routeTemplates(["/api.php", "/healthz", "/api/jobs", "/api/jobs/:id", "/api/jobs/:id/:part", "/api/jobs/:id/sitemap.xml", "/swagger/assets/:name"]);
+const routeOf = routeTemplates([
+  "/api.php",
+  "/healthz",
+  "/api/jobs",
+  "/api/jobs/:id",
+  "/api/jobs/:id/:part",
+  "/api/jobs/:id/sitemap.xml",
+  "/swagger/assets/:name",
+]);
 
 test("static paths, trailing slash ignored", () => {
   expect(routeOf("/api.php")).toBe("/api.php");

@@ -36,9 +36,7 @@ describe("redocly lint of /swagger/json", () => {
     });
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
     const report = JSON.parse(out) as { problems: Problem[] };
-    const errors = report.problems
-      .filter((p) => p.severity === "error")
-      .map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+    const errors = report.problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
     expect(errors).toEqual([]);
     expect(code).toBe(0);
   }, 60_000);
@@ -61,8 +59,12 @@ describe("redocly lint of /swagger/json", () => {
     expect(document.info.description).toContain("a free tier of 20 requests per client address per UTC day");
     expect(document.paths["/api/generate"].post.description).toContain("Free keys: 20 requests");
     expect(text.match(/\b5 requests per[^"]*/g)).toBeNull();
-    expect(document.paths["/api/generate"].post.responses["429"].content["application/json"].example.message).toContain("(20 requests per day)");
-    expect(document.paths["/api/jobs"].post.responses["429"].content["application/json"].example.message).toContain("(20 requests per day)");
+    expect(document.paths["/api/generate"].post.responses["429"].content["application/json"].example.message).toContain(
+      "(20 requests per day)",
+    );
+    expect(document.paths["/api/jobs"].post.responses["429"].content["application/json"].example.message).toContain(
+      "(20 requests per day)",
+    );
     expect(document.info.contact).toBeDefined();
   });
 });

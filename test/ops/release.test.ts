@@ -31,12 +31,12 @@ describe("scripts/release.sh", () => {
       expect(result.stdout).toMatch(new RegExp(`MiB  ${executable.replaceAll(".", "\\.")}\\n`));
 
       const sums = readFileSync(join(out, "SHA256SUMS"), "utf8");
-      expect(sums.trim().split("\n").map((line) => line.split(/\s+/)[1])).toEqual([
-        executable,
-        "install.sh",
-        "genapi.service",
-        "genapi.env",
-      ]);
+      expect(
+        sums
+          .trim()
+          .split("\n")
+          .map((line) => line.split(/\s+/)[1]),
+      ).toEqual([executable, "install.sh", "genapi.service", "genapi.env"]);
       const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: out, stdout: "pipe", stderr: "pipe" });
       expect(check.exitCode).toBe(0);
       expect(readFileSync(join(out, "genapi.service"), "utf8")).toBe(readFileSync(join(root, "deploy/genapi.service"), "utf8"));

@@ -18,10 +18,23 @@ const INSTALL = `${INSIDE}/scripts/install.sh`;
 
 /** The README's command to create a key as the service's dynamic user, in its state directory. */
 const KEY_COMMAND = [
-  "systemd-run", "--quiet", "--pipe", "--wait", "--collect",
-  "-p", "DynamicUser=yes", "-p", "User=genapi", "-p", "StateDirectory=genapi",
-  "-p", "StateDirectoryMode=0700", "-p", "UMask=0077",
-  "/usr/local/bin/genapi", "keys",
+  "systemd-run",
+  "--quiet",
+  "--pipe",
+  "--wait",
+  "--collect",
+  "-p",
+  "DynamicUser=yes",
+  "-p",
+  "User=genapi",
+  "-p",
+  "StateDirectory=genapi",
+  "-p",
+  "StateDirectoryMode=0700",
+  "-p",
+  "UMask=0077",
+  "/usr/local/bin/genapi",
+  "keys",
 ];
 
 // The commands above must be the README's, word for word: the deploy section is what users copy.
@@ -39,7 +52,10 @@ interface Machine {
   /** Runs a command inside the container (all its namespaces and its root). */
   run: (argv: string[]) => { code: number | null; stdout: string; stderr: string };
   /** Fetches a URL from inside the container's network namespace; resolves with status and body. */
-  fetch: (url: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<{ status: number; body: string }>;
+  fetch: (
+    url: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string },
+  ) => Promise<{ status: number; body: string }>;
   log: () => string;
   shutdown: () => Promise<void>;
 }
@@ -138,7 +154,25 @@ async function boot(target = "genapi-test.target", deadlineMs = BOOT_DEADLINE_MS
   containers.push(container);
   // timeout(1) is the last resort should this test process die: it takes the container with it.
   const outer = Bun.spawn(
-    ["timeout", "-s", "KILL", "600", "unshare", "--mount", "--fork", "--kill-child", "bash", "-c", BOOT_SCRIPT, "boot", join(dir, "w"), root, BINARY, name, target],
+    [
+      "timeout",
+      "-s",
+      "KILL",
+      "600",
+      "unshare",
+      "--mount",
+      "--fork",
+      "--kill-child",
+      "bash",
+      "-c",
+      BOOT_SCRIPT,
+      "boot",
+      join(dir, "w"),
+      root,
+      BINARY,
+      name,
+      target,
+    ],
     { stdin: "ignore", stdout: Bun.file(logPath), stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
   );
   const log = () => {

@@ -11,8 +11,9 @@ const { app } = testApp();
 const CLASSES = ["uppercase", "lowercase", "numbers", "symbols"] as const;
 
 /** Every combination of the four classes as `true`/`false`, the all-false one included. */
-const combinations = Array.from({ length: 16 }, (_, mask) =>
-  "?length=12&" + CLASSES.map((name, bit) => `${name}=${mask & (1 << bit) ? "true" : "false"}`).join("&"),
+const combinations = Array.from(
+  { length: 16 },
+  (_, mask) => "?length=12&" + CLASSES.map((name, bit) => `${name}=${mask & (1 << bit) ? "true" : "false"}`).join("&"),
 );
 
 const QUERIES = [

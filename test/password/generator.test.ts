@@ -60,7 +60,7 @@ function log2FromDecimal(value: bigint): number {
 }
 
 const FULL_SIZES = CLASS_NAMES.map((name) => CHARSETS[name].length);
-const subsetsOf = <T,>(items: readonly T[]) =>
+const subsetsOf = <T>(items: readonly T[]) =>
   Array.from({ length: (1 << items.length) - 1 }, (_, i) => items.filter((_, bit) => (i + 1) & (1 << bit)));
 
 describe("createAlphabet", () => {

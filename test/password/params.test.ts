@@ -43,8 +43,31 @@ describe("length", () => {
 
   test("refuses anything but decimal digits or a JSON integer, and values outside 8..128", () => {
     const refused: unknown[] = [
-      "7", "129", "0", "-8", "+16", "16.0", "16.5", "1e1", " 16", "16 ", "", "abc", "0x10", "١٦", "99999999999999999999",
-      7, 129, 16.5, -16, Number.NaN, Infinity, true, null, [16], { value: 16 },
+      "7",
+      "129",
+      "0",
+      "-8",
+      "+16",
+      "16.0",
+      "16.5",
+      "1e1",
+      " 16",
+      "16 ",
+      "",
+      "abc",
+      "0x10",
+      "١٦",
+      "99999999999999999999",
+      7,
+      129,
+      16.5,
+      -16,
+      Number.NaN,
+      Infinity,
+      true,
+      null,
+      [16],
+      { value: 16 },
     ];
     for (const value of refused) expect({ value, error: errorOf({ length: value }) }).toEqual({ value, error: LENGTH });
   });
@@ -70,7 +93,8 @@ describe("booleans", () => {
     );
 
     test(`${name} refuses other JSON values`, () => {
-      for (const raw of [2, -1, 0.5, null, [true], { v: 1 }]) expect({ raw, error: errorOf({ [name]: raw }) }).toEqual({ raw, error: bool(name) });
+      for (const raw of [2, -1, 0.5, null, [true], { v: 1 }])
+        expect({ raw, error: errorOf({ [name]: raw }) }).toEqual({ raw, error: bool(name) });
     });
   }
 });

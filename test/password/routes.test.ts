@@ -280,13 +280,21 @@ describe("OpenAPI", () => {
       expect(path[method].tags).toEqual(["password"]);
       expect(path[method].summary).toBeString();
       expect(path[method].parameters.map((p: any) => p.name)).toEqual([
-        "length", "uppercase", "lowercase", "numbers", "symbols", "exclude_similar", "exclude",
+        "length",
+        "uppercase",
+        "lowercase",
+        "numbers",
+        "symbols",
+        "exclude_similar",
+        "exclude",
       ]);
       expect(path[method].responses["200"].content["application/json"].schema.properties.entropy_bits.type).toBe("number");
       expect(path[method].responses["400"].content["application/json"].schema.properties.error.type).toBe("string");
     }
     expect(Object.keys(path.post.requestBody.content).sort()).toEqual([
-      "application/json", "application/x-www-form-urlencoded", "multipart/form-data",
+      "application/json",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data",
     ]);
     expect(path.post.responses["413"]).toBeDefined();
   });

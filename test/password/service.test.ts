@@ -27,7 +27,13 @@ describe("generateFromFields", () => {
   test("echoes exclude_similar and exclude only when sent, after the seed's fields", () => {
     const body = success({ exclude_similar: "false", exclude: "" });
     expect(Object.keys(body.parameters)).toEqual([
-      "requested_length", "uppercase", "lowercase", "numbers", "symbols", "exclude_similar", "exclude",
+      "requested_length",
+      "uppercase",
+      "lowercase",
+      "numbers",
+      "symbols",
+      "exclude_similar",
+      "exclude",
     ]);
     expect(body.parameters).toMatchObject({ exclude_similar: false, exclude: "" });
     expect(Object.keys(success({ exclude: "ab" }).parameters)).toContain("exclude");

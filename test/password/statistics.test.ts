@@ -46,8 +46,7 @@ const seedAndShuffle: Generator = () => {
 };
 
 /** Wrong: one character per class at the first positions, not shuffled. */
-const seedNoShuffle: Generator = () =>
-  [...CLASSES.map(pick), ...Array.from({ length: L - K }, () => pick(alphabet.chars))].join("");
+const seedNoShuffle: Generator = () => [...CLASSES.map(pick), ...Array.from({ length: L - K }, () => pick(alphabet.chars))].join("");
 
 /** Wrong: each position picks a class uniformly, then a character of it; redraws until all classes appear. */
 const classFirst: Generator = () => {
@@ -131,7 +130,10 @@ function characterCheck(passwords: string[]) {
   return CLASSES.map((chars, cls) => {
     const observed = [...chars].map((ch) => counts.get(ch) ?? 0);
     const total = observed.reduce((a, b) => a + b, 0);
-    const statistic = chiSquare(observed, observed.map(() => total / chars.length));
+    const statistic = chiSquare(
+      observed,
+      observed.map(() => total / chars.length),
+    );
     const critical = CHI2_CRITICAL[chars.length - 1]!;
     return { class: CLASS_NAMES[cls], statistic, critical, ok: statistic < critical };
   });
@@ -142,7 +144,10 @@ function positionCheck(passwords: string[]) {
   return Array.from({ length: L }, (_, position) => {
     const observed = Array<number>(K).fill(0);
     for (const password of passwords) observed[classOf.get(password[position]!)!]!++;
-    const statistic = chiSquare(observed, POSITION_P.map((p) => p * passwords.length));
+    const statistic = chiSquare(
+      observed,
+      POSITION_P.map((p) => p * passwords.length),
+    );
     return { position, statistic, ok: statistic < CHI2_CRITICAL[3]! };
   });
 }
@@ -227,7 +232,9 @@ describe("the checks reject wrong generators", () => {
   });
 
   test("seeding without a shuffle fails the position check", () => {
-    const failing = positionCheck(sample(seedNoShuffle)).filter((r) => !r.ok).map((r) => r.position);
+    const failing = positionCheck(sample(seedNoShuffle))
+      .filter((r) => !r.ok)
+      .map((r) => r.position);
     expect(failing).toEqual(expect.arrayContaining([0, 1, 2, 3]));
   });
 });

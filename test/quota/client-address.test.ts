@@ -5,19 +5,36 @@ const NONE = parseTrustedProxies("");
 
 describe("parseTrustedProxies", () => {
   test("accepts CIDRs and plain addresses, comma-separated or as a list", () => {
-    expect(parseTrustedProxies("10.0.0.0/8, 192.168.1.7,::1 , 2001:db8::/32,").ranges.map(([ip, bits]) => `${ip}/${bits}`))
-      .toEqual(["10.0.0.0/8", "192.168.1.7/32", "::1/128", "2001:db8::/32"]);
+    expect(parseTrustedProxies("10.0.0.0/8, 192.168.1.7,::1 , 2001:db8::/32,").ranges.map(([ip, bits]) => `${ip}/${bits}`)).toEqual([
+      "10.0.0.0/8",
+      "192.168.1.7/32",
+      "::1/128",
+      "2001:db8::/32",
+    ]);
     expect(parseTrustedProxies(["10.0.0.0/8", "172.16.0.0/12,127.0.0.1"]).ranges).toHaveLength(3);
     expect(parseTrustedProxies("").ranges).toEqual([]);
   });
 
   test("turns IPv4-mapped ranges into IPv4 ranges", () => {
-    expect(parseTrustedProxies("::ffff:10.0.0.0/104,::ffff:192.0.2.1").ranges.map(([ip, bits]) => `${ip}/${bits}`))
-      .toEqual(["10.0.0.0/8", "192.0.2.1/32"]);
+    expect(parseTrustedProxies("::ffff:10.0.0.0/104,::ffff:192.0.2.1").ranges.map(([ip, bits]) => `${ip}/${bits}`)).toEqual([
+      "10.0.0.0/8",
+      "192.0.2.1/32",
+    ]);
   });
 
   test("names the entry it cannot read", () => {
-    for (const bad of ["10.0.0.0/33", "10.0.0/8", "foo", "127.1", "0x7f.0.0.1", "10.0.0.0/8/1", "::/129", "10.0.0.0/-1", "10.0.0.0/", "10.0.0.0/ 8"]) {
+    for (const bad of [
+      "10.0.0.0/33",
+      "10.0.0/8",
+      "foo",
+      "127.1",
+      "0x7f.0.0.1",
+      "10.0.0.0/8/1",
+      "::/129",
+      "10.0.0.0/-1",
+      "10.0.0.0/",
+      "10.0.0.0/ 8",
+    ]) {
       expect(() => parseTrustedProxies(`127.0.0.1,${bad}`)).toThrow(`"${bad}" is not an IP address or CIDR range.`);
     }
   });

@@ -45,10 +45,21 @@ describe("admit", () => {
     const db = openDatabase(":memory:");
     const results = Array.from({ length: 7 }, () => admit(db, "ip:203.0.113.9", 5, NOON));
     expect(results.map((r) => [r.admitted, r.remaining])).toEqual([
-      [true, 4], [true, 3], [true, 2], [true, 1], [true, 0], [false, 0], [false, 0],
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
     ]);
     expect(results[5]).toEqual({
-      admitted: false, limit: 5, remaining: 0, resetAt: RESET_21, day: "2026-11-21", retryAfter: 43200,
+      admitted: false,
+      limit: 5,
+      remaining: 0,
+      resetAt: RESET_21,
+      day: "2026-11-21",
+      retryAfter: 43200,
     });
     // Refusals are not counted.
     expect(counters(db)).toEqual([{ day: "2026-11-21", bucket: "ip:203.0.113.9", count: 5 }]);
@@ -67,7 +78,12 @@ describe("admit", () => {
     for (let i = 0; i < 5; i++) admit(db, "b", 5, LAST_MS);
     const refused = admit(db, "b", 5, LAST_MS);
     expect(refused).toEqual({
-      admitted: false, limit: 5, remaining: 0, resetAt: RESET_21, day: "2026-11-21", retryAfter: 1,
+      admitted: false,
+      limit: 5,
+      remaining: 0,
+      resetAt: RESET_21,
+      day: "2026-11-21",
+      retryAfter: 1,
     });
     expect(rateLimitHeaders(refused, LAST_MS)).toEqual({
       "X-RateLimit-Limit": "5",
@@ -79,7 +95,12 @@ describe("admit", () => {
     });
     const next = admit(db, "b", 5, MIDNIGHT);
     expect(next).toEqual({
-      admitted: true, limit: 5, remaining: 4, resetAt: RESET_22, day: "2026-11-22", retryAfter: 86400,
+      admitted: true,
+      limit: 5,
+      remaining: 4,
+      resetAt: RESET_22,
+      day: "2026-11-22",
+      retryAfter: 86400,
     });
     expect(rateLimitHeaders(next, MIDNIGHT)).toEqual({
       "X-RateLimit-Limit": "5",
@@ -193,7 +214,12 @@ describe("shared and concurrent counting", () => {
   test("30 concurrent admissions admit exactly what remains", async () => {
     const path = join(dir, "concurrent.db");
     const handles = [openDatabase(path), openDatabase(path)];
-    for (const [used, limit, expected] of [[2, 5, 3], [0, 100, 30], [0, 30, 30], [10, 25, 15]] as const) {
+    for (const [used, limit, expected] of [
+      [2, 5, 3],
+      [0, 100, 30],
+      [0, 30, 30],
+      [10, 25, 15],
+    ] as const) {
       const bucket = `b${used}-${limit}`;
       for (let i = 0; i < used; i++) admit(handles[0]!, bucket, limit, NOON);
       const results = await Promise.all(
@@ -203,8 +229,12 @@ describe("shared and concurrent counting", () => {
         }),
       );
       expect(results.filter((r) => r.admitted)).toHaveLength(expected);
-      expect(results.map((r) => r.remaining).filter((r, i) => results[i]!.admitted).sort((x, y) => x - y))
-        .toEqual(Array.from({ length: expected }, (_, i) => limit - used - expected + i));
+      expect(
+        results
+          .map((r) => r.remaining)
+          .filter((r, i) => results[i]!.admitted)
+          .sort((x, y) => x - y),
+      ).toEqual(Array.from({ length: expected }, (_, i) => limit - used - expected + i));
       expect(peek(handles[1]!, bucket, limit, NOON).remaining).toBe(limit - used - expected);
     }
     for (const handle of handles) handle.close();
@@ -225,15 +255,15 @@ describe("shared and concurrent counting", () => {
       for (let i = 0; i < 200; i++) if (admit(db, "race", 250, new Date(${NOON.getTime()})).admitted) admitted++;
       db.close();
       console.log(admitted);`;
-    const children = Array.from({ length: 3 }, () =>
-      Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" }),
+    const children = Array.from({ length: 3 }, () => Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" }));
+    const outputs = await Promise.all(
+      children.map(async (child) => {
+        const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+        expect(err).toBe("");
+        expect(code).toBe(0);
+        return Number(out.trim());
+      }),
     );
-    const outputs = await Promise.all(children.map(async (child) => {
-      const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-      expect(err).toBe("");
-      expect(code).toBe(0);
-      return Number(out.trim());
-    }));
     expect(outputs.reduce((sum, n) => sum + n, 0)).toBe(250);
     const db = openDatabase(path);
     expect(counters(db)).toEqual([{ day: "2026-11-21", bucket: "race", count: 250 }]);

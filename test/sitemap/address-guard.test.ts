@@ -239,7 +239,7 @@ describe("checkTarget: host spellings end in the same decision, without a lookup
   });
 
   test("a name that merely starts like localhost is looked up", async () => {
-    const resolve = fakeResolver({ "localhost.example.com": ["8.8.8.8"], "notlocalhost": ["8.8.4.4"] });
+    const resolve = fakeResolver({ "localhost.example.com": ["8.8.8.8"], notlocalhost: ["8.8.4.4"] });
     expect((await checkTarget(new URL("http://localhost.example.com/"), strict, resolve)).address).toBe("8.8.8.8");
     expect((await checkTarget(new URL("http://notlocalhost/"), strict, resolve)).address).toBe("8.8.4.4");
     expect(resolve.asked).toEqual(["localhost.example.com", "notlocalhost"]);
@@ -279,9 +279,7 @@ describe("checkTarget: names", () => {
     ["metadata.example", "metadata.example resolves to 169.254.169.254, a link-local address."],
     ["garbage.example", "garbage.example resolves to not-an-ip, not a valid IP address."],
   ])("%s is refused", async (host, reason) => {
-    expect(await refusal(checkTarget(new URL(`http://${host}/`), strict, resolve))).toBe(
-      `Target address not allowed: ${reason}`,
-    );
+    expect(await refusal(checkTarget(new URL(`http://${host}/`), strict, resolve))).toBe(`Target address not allowed: ${reason}`);
   });
 
   test("a name that does not resolve is a plain DNS failure, not a refusal", async () => {

@@ -12,7 +12,11 @@ const serve = sitesStoppedAfterEach();
 
 /** Crawls the site; every sitemap it produces must validate against the sitemaps.org schema. */
 const crawl = async (site: Site, limits: Partial<CrawlLimits> = {}, path = "/") => {
-  const result = await crawlSite(`${site.url}${path}`, { ...defaultCrawlLimits, ...limits }, { fetch: hop, now: Date.now, userAgent: "genapi/0.1.0" });
+  const result = await crawlSite(
+    `${site.url}${path}`,
+    { ...defaultCrawlLimits, ...limits },
+    { fetch: hop, now: Date.now, userAgent: "genapi/0.1.0" },
+  );
   expect(await validateSitemap(result.sitemap)).toEqual({ valid: true, errors: [] });
   return result;
 };
@@ -45,7 +49,16 @@ describe("robots.txt", () => {
       "Disallow: /docs/",
       "Allow: /docs/public",
     ].join("\n");
-    const pages = ["/private/secret", "/private/open", "/private/open/deeper", "/report.pdf", "/report.pdf?download", "/docs/guide", "/docs/public/intro", "/public"];
+    const pages = [
+      "/private/secret",
+      "/private/open",
+      "/private/open/deeper",
+      "/report.pdf",
+      "/report.pdf?download",
+      "/docs/guide",
+      "/docs/public/intro",
+      "/public",
+    ];
     const site = await serve({
       "/robots.txt": new Response(robots),
       "/": links(...pages),
@@ -97,9 +110,11 @@ describe("indexing directives and canonical URLs", () => {
       "/noindex-for-others": new Response("<p>x", { headers: { "content-type": "text/html", "x-robots-tag": "otherbot: noindex" } }),
       "/nofollow-meta": `<meta name="robots" content="nofollow">${links("/only-from-nofollow")}`,
       "/rel": `<a href="/only-from-rel" rel="nofollow">x</a>${links("/plain")}`,
-      "/canon-self": () => new Response(`<link rel="canonical" href="${site.url}/canon-self#top">`, { headers: { "content-type": "text/html" } }),
+      "/canon-self": () =>
+        new Response(`<link rel="canonical" href="${site.url}/canon-self#top">`, { headers: { "content-type": "text/html" } }),
       "/canon-other": `<link rel="canonical" href="/canon-target">`,
-      "/canon-out": () => new Response(`<link rel="canonical" href="http://localhost:${site.port}/canon-out">`, { headers: { "content-type": "text/html" } }),
+      "/canon-out": () =>
+        new Response(`<link rel="canonical" href="http://localhost:${site.port}/canon-out">`, { headers: { "content-type": "text/html" } }),
       "/canon-target": "<p>target",
       "/from-noindex": "<p>x",
       "/only-from-nofollow": "<p>x",
@@ -173,7 +188,25 @@ describe("links, redirects and scope", () => {
     const paths = requested(site);
     expect(paths).toEqual([...new Set(paths)]);
     expect(paths).toEqual(
-      ["/", "/based/", "/broken", "/caf%C3%A9", "/final", "/image.png", "/loop1", "/loop2", "/missing", "/out-redirect", "/proto", "/q?a=1&b=2", "/r1", "/r2", "/robots.txt", "/sub/leaf", "/~user"].sort(),
+      [
+        "/",
+        "/based/",
+        "/broken",
+        "/caf%C3%A9",
+        "/final",
+        "/image.png",
+        "/loop1",
+        "/loop2",
+        "/missing",
+        "/out-redirect",
+        "/proto",
+        "/q?a=1&b=2",
+        "/r1",
+        "/r2",
+        "/robots.txt",
+        "/sub/leaf",
+        "/~user",
+      ].sort(),
     );
     expect(result.pagesCrawled).toBe(paths.length - 1);
     expect(result.truncated).toBe(false);
@@ -209,9 +242,12 @@ describe("limits", () => {
       "/": links("/fast", "/slow"),
       "/fast": "<p>fast",
       "/slow": () =>
-        new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("<p>start")), pull: () => new Promise(() => {}) }), {
-          headers: { "content-type": "text/html" },
-        }),
+        new Response(
+          new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode("<p>start")), pull: () => new Promise(() => {}) }),
+          {
+            headers: { "content-type": "text/html" },
+          },
+        ),
     });
     const result = await crawl(site, { timeoutMs: 300 });
     expect(locs(site, result.entries)).toEqual(["/", "/fast"]);

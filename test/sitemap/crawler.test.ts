@@ -25,7 +25,12 @@ function fakeSite(pages: Record<string, Page>) {
   };
   // Every sitemap a crawl produces must validate against the sitemaps.org schema.
   const crawl = async (limits: Partial<CrawlLimits> = {}, start = `${SITE}/`, signal?: AbortSignal) => {
-    const result = await crawlSite(start, { ...defaultCrawlLimits, ...limits }, { fetch, now: () => clock.now, userAgent: "genapi/1.2.3" }, signal);
+    const result = await crawlSite(
+      start,
+      { ...defaultCrawlLimits, ...limits },
+      { fetch, now: () => clock.now, userAgent: "genapi/1.2.3" },
+      signal,
+    );
     expect(await validateSitemap(result.sitemap)).toEqual({ valid: true, errors: [] });
     return result;
   };
@@ -102,7 +107,12 @@ describe("crawlSite: what is listed", () => {
     const site = fakeSite({ "/": links("/r0"), "/r0": redirect("/r1"), "/r1": redirect("/r2"), "/r2": redirect("/end"), "/end": "end" });
     expect(locs((await site.crawl({ maxRedirects: 2 })).entries)).toEqual(["/"]);
     expect(site.paths()).not.toContain("/end");
-    expect(locs((await fakeSite({ "/": links("/r0"), "/r0": redirect("/r1"), "/r1": redirect("/end"), "/end": "end" }).crawl({ maxRedirects: 2 })).entries)).toEqual(["/", "/end"]);
+    expect(
+      locs(
+        (await fakeSite({ "/": links("/r0"), "/r0": redirect("/r1"), "/r1": redirect("/end"), "/end": "end" }).crawl({ maxRedirects: 2 }))
+          .entries,
+      ),
+    ).toEqual(["/", "/end"]);
   });
 
   test("a canonical in a Link header counts like <link rel=canonical>", async () => {
@@ -153,7 +163,10 @@ describe("crawlSite: limits", () => {
   });
 
   test("the time budget, read from the clock, covers robots.txt, the start page and the crawl", async () => {
-    const site = fakeSite({ "/": links("/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"), ...Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [`/${n}`, "x"])) });
+    const site = fakeSite({
+      "/": links("/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"),
+      ...Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [`/${n}`, "x"])),
+    });
     site.hooks.onFetch = () => void (site.clock.now += 10_000);
     const result = await site.crawl({ timeoutMs: 60_000, concurrency: 1 });
     // robots.txt at 10 s, start page at 20 s, /1../4 at 30..60 s: the budget is spent.
@@ -200,7 +213,12 @@ describe("crawlSite: limits", () => {
   });
 
   test("a page over maxBodyBytes is skipped, its links unfollowed, and the crawl truncated", async () => {
-    const site = fakeSite({ "/": links("/big", "/small"), "/big": `${links("/hidden")}${"x".repeat(5000)}`, "/small": "s", "/hidden": "h" });
+    const site = fakeSite({
+      "/": links("/big", "/small"),
+      "/big": `${links("/hidden")}${"x".repeat(5000)}`,
+      "/small": "s",
+      "/hidden": "h",
+    });
     const result = await site.crawl({ maxBodyBytes: 1000 });
     expect(locs(result.entries)).toEqual(["/", "/small"]);
     expect(result.truncated).toBe(true);
@@ -220,7 +238,10 @@ describe("crawlSite: nothing to list", () => {
   }
 
   test("no page listed fails the crawl with why, from what became of the start page", async () => {
-    await expectNothingListed(fakeSite({ "/": '<meta name="robots" content="noindex"><a href="/a">a</a>', "/a": '<meta name="robots" content="noindex">' }).crawl(), "the start page is noindex");
+    await expectNothingListed(
+      fakeSite({ "/": '<meta name="robots" content="noindex"><a href="/a">a</a>', "/a": '<meta name="robots" content="noindex">' }).crawl(),
+      "the start page is noindex",
+    );
     await expectNothingListed(fakeSite({ "/": html("x", { "x-robots-tag": "noindex" }) }).crawl(), "the start page is noindex");
     await expectNothingListed(fakeSite({ "/": html("x", {}, 203) }).crawl(), "the start page is an HTTP error");
     await expectNothingListed(
@@ -241,7 +262,16 @@ describe("crawlSite: nothing to list", () => {
     });
     const result = await site.crawl();
     expect(locs(result.entries)).toEqual(["/", "/ok"]);
-    expect(result.excluded).toEqual({ robots: 2, noindex: 1, canonical: 1, redirect: 1, not_html: 1, http_error: 1, failed: 0, filtered: 0 });
+    expect(result.excluded).toEqual({
+      robots: 2,
+      noindex: 1,
+      canonical: 1,
+      redirect: 1,
+      not_html: 1,
+      http_error: 1,
+      failed: 0,
+      filtered: 0,
+    });
     expect(result.excluded_examples.robots).toEqual([`${SITE}/private/a`, `${SITE}/private/b`]);
     expect(result.excluded_examples.redirect).toEqual([`${SITE}/old`]);
   });

@@ -12,7 +12,6 @@ import { createGuardedFetch, type Send } from "../../src/sitemap/guarded-fetch.t
 import { BufferedResponse, createHttpClient } from "../../src/sitemap/http-client.ts";
 import { CERT, KEY } from "../support/test-certificate.ts";
 
-
 interface Seen {
   path: string;
   host: string | null;
@@ -81,7 +80,10 @@ function fakeResolver(table: Record<string, string[]>): Resolver & { calls: stri
 }
 
 /** `base` (fetch or the crawler's client), recording what it was given. */
-function recordingSend(extraTls: BunFetchRequestInitTLS = {}, base: Send = fetch): Send & { sent: { input: string; init: BunFetchRequestInit }[] } {
+function recordingSend(
+  extraTls: BunFetchRequestInitTLS = {},
+  base: Send = fetch,
+): Send & { sent: { input: string; init: BunFetchRequestInit }[] } {
   const sent: { input: string; init: BunFetchRequestInit }[] = [];
   const send: Send = (input, init) => {
     sent.push({ input, init });
@@ -187,7 +189,11 @@ describe("createGuardedFetch refuses before connecting", () => {
       { "name.test": ["93.184.215.14", "127.0.0.1"] },
       "name.test resolves to 127.0.0.1, a loopback address.",
     ],
-    ["an IPv4-mapped loopback answer", { "name.test": ["::ffff:7f00:1"] }, "name.test resolves to ::ffff:7f00:1, an IPv4-mapped loopback address."],
+    [
+      "an IPv4-mapped loopback answer",
+      { "name.test": ["::ffff:7f00:1"] },
+      "name.test resolves to ::ffff:7f00:1, an IPv4-mapped loopback address.",
+    ],
   ])("%s", async (_, table, reason) => {
     const resolve = fakeResolver(table);
     const get = createGuardedFetch(strict, resolve, mustNotSend);
@@ -232,9 +238,7 @@ describe("createGuardedFetch refuses before connecting", () => {
     controller.abort(new Error("crawl deadline"));
     await expect(pending).rejects.toThrow("crawl deadline");
 
-    await expect(get(new URL("http://slow.test/"), { signal: controller.signal, headers: {} })).rejects.toThrow(
-      "crawl deadline",
-    );
+    await expect(get(new URL("http://slow.test/"), { signal: controller.signal, headers: {} })).rejects.toThrow("crawl deadline");
     expect(lookups).toBe(1);
   });
 });

@@ -46,13 +46,27 @@ describe("lastModifiedOf", () => {
     expect(lastModifiedOf(h({ "last-modified": "Wednesday, 01-Jan-76 00:00:00 GMT" }), NOW)).toBeUndefined(); // 2076: future
     expect(lastModifiedOf(h({ "last-modified": "Sat Nov 21 10:15:00 2026" }), NOW)).toBe("2026-11-21T10:15:00Z");
     expect(lastModifiedOf(h({ "last-modified": "Sun Nov  6 08:49:37 1994" }), NOW)).toBe("1994-11-06T08:49:37Z");
-    for (const value of ["Sunday, 31-Feb-26 08:49:37 GMT", "Sun, 06-Nov-94 08:49:37 GMT", "Sun Nov 6 08:49:37 1994", "Sun Nov  6 08:49:37 1994 GMT"]) {
+    for (const value of [
+      "Sunday, 31-Feb-26 08:49:37 GMT",
+      "Sun, 06-Nov-94 08:49:37 GMT",
+      "Sun Nov 6 08:49:37 1994",
+      "Sun Nov  6 08:49:37 1994 GMT",
+    ]) {
       expect(lastModifiedOf(h({ "last-modified": value }), NOW)).toBeUndefined();
     }
   });
 
   test("absent, malformed, impossible or future dates give no lastmod", () => {
-    for (const value of ["yesterday", "2026-11-21", "Sat, 21 Nov 2026 10:15:00 PST", "Sat, 31 Feb 2026 10:15:00 GMT", "Sat, 21 Nov 2026 25:00:00 GMT", "Sat, 21 Foo 2026 10:15:00 GMT", "Sat, 21 Nov 0099 10:15:00 GMT", "Sun, 22 Nov 2026 10:15:00 GMT"]) {
+    for (const value of [
+      "yesterday",
+      "2026-11-21",
+      "Sat, 21 Nov 2026 10:15:00 PST",
+      "Sat, 31 Feb 2026 10:15:00 GMT",
+      "Sat, 21 Nov 2026 25:00:00 GMT",
+      "Sat, 21 Foo 2026 10:15:00 GMT",
+      "Sat, 21 Nov 0099 10:15:00 GMT",
+      "Sun, 22 Nov 2026 10:15:00 GMT",
+    ]) {
       expect(lastModifiedOf(h({ "last-modified": value }), NOW)).toBeUndefined();
     }
     expect(lastModifiedOf(h({}), NOW)).toBeUndefined();
@@ -61,7 +75,9 @@ describe("lastModifiedOf", () => {
 
 describe("linkHeaderCanonical", () => {
   test('finds the rel="canonical" entry among others', () => {
-    expect(linkHeaderCanonical(h({ link: '</style.css>; rel=preload; as=style, <https://site.test/a,b>; rel="canonical"' }))).toBe("https://site.test/a,b");
+    expect(linkHeaderCanonical(h({ link: '</style.css>; rel=preload; as=style, <https://site.test/a,b>; rel="canonical"' }))).toBe(
+      "https://site.test/a,b",
+    );
     expect(linkHeaderCanonical(h({ link: "</c>; REL=canonical" }))).toBe("/c");
     expect(linkHeaderCanonical(h({ link: '</x>; rel="alternate canonical"' }))).toBe("/x");
   });

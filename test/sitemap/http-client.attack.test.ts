@@ -35,7 +35,10 @@ const errorOf = (promise: Promise<unknown>) =>
 // ---------------------------------------------------------------------------------------------
 
 test.each([
-  ["Transfer-Encoding: chunked", (block: Uint8Array) => Buffer.concat([Buffer.from(`${block.byteLength.toString(16)}\r\n`), block, Buffer.from("\r\n")])],
+  [
+    "Transfer-Encoding: chunked",
+    (block: Uint8Array) => Buffer.concat([Buffer.from(`${block.byteLength.toString(16)}\r\n`), block, Buffer.from("\r\n")]),
+  ],
   ["Transfer-Encoding: identity", (block: Uint8Array) => block],
 ])("Content-Length: 10 beside %s: the body is not taken to be 10 bytes, readCapped's cap holds", async (transfer, frame) => {
   // Transfer-Encoding overrides Content-Length (RFC 9112 6.3): a Content-Length left in the headers
@@ -121,7 +124,10 @@ test("a folded framing or coding field is read folded, as the Response's headers
   const gzipped = Bun.gzipSync("folded and gzipped");
   const heads: Record<string, string | Uint8Array> = {
     "/chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
-    "/gzip": Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding:\r\n\tgzip\r\nContent-Length: ${gzipped.byteLength}\r\n\r\n`), gzipped]),
+    "/gzip": Buffer.concat([
+      Buffer.from(`HTTP/1.1 200 OK\r\nContent-Encoding:\r\n\tgzip\r\nContent-Length: ${gzipped.byteLength}\r\n\r\n`),
+      gzipped,
+    ]),
     "/length": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n 5\r\n\r\nok",
   };
   const server = rawServer(({ target }, conn) => void send(conn, heads[target]!));
@@ -131,7 +137,10 @@ test("a folded framing or coding field is read folded, as the Response's headers
   expect(await chunked.text()).toBe("ok");
   expect(await (await http.send(`${server.url}/gzip`, {})).text()).toBe("folded and gzipped");
   expect(server.connections).toHaveLength(1);
-  expect(await errorOf(http.send(`${server.url}/length`, {}))).toMatchObject({ code: "ERR_HTTP_MALFORMED", message: 'malformed HTTP response (invalid Content-Length "2 5")' });
+  expect(await errorOf(http.send(`${server.url}/length`, {}))).toMatchObject({
+    code: "ERR_HTTP_MALFORMED",
+    message: 'malformed HTTP response (invalid Content-Length "2 5")',
+  });
 });
 
 test("a bare CR in the status line is refused, not read as a reason that swallows the fields", async () => {

@@ -38,7 +38,10 @@ function response(status: string, headers: [string, string | number][], body: st
 
 /** A server answering every request with `body` (Content-Length framed) and `headers`. */
 function okServer(body: string | Uint8Array = "hello", headers: [string, string | number][] = []): RawServer {
-  return rawServer((_, conn) => void send(conn, response("200 OK", [["Content-Length", typeof body === "string" ? body.length : body.byteLength], ...headers], body)));
+  return rawServer(
+    (_, conn) =>
+      void send(conn, response("200 OK", [["Content-Length", typeof body === "string" ? body.length : body.byteLength], ...headers], body)),
+  );
 }
 
 const never = new AbortController().signal;
@@ -48,10 +51,11 @@ const until = async (check: () => boolean, ms = 2000) => {
   while (!check() && Date.now() < end) await Bun.sleep(5);
   return check();
 };
-const errorOf = (promise: Promise<unknown>) => promise.then(
-  () => undefined,
-  (err: unknown) => err as Error & { code?: string },
-);
+const errorOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (err: unknown) => err as Error & { code?: string },
+  );
 /** A deterministic text that compresses to about a third of its size. */
 function pseudoText(size: number): Uint8Array {
   const out = new Uint8Array(size);
@@ -83,7 +87,14 @@ describe("requests and responses", () => {
 
   test("Host and User-Agent default as fetch's do; a caller's Accept and Accept-Encoding are kept", async () => {
     const server = okServer();
-    await (await client().send(`${server.url}/`, { headers: [["Accept", "text/html"], ["accept-encoding", "identity"]] })).text();
+    await (
+      await client().send(`${server.url}/`, {
+        headers: [
+          ["Accept", "text/html"],
+          ["accept-encoding", "identity"],
+        ],
+      })
+    ).text();
     expect(server.requests()[0]!.lines).toEqual([
       `Host: 127.0.0.1:${server.port}`,
       "Accept: text/html",
@@ -95,23 +106,24 @@ describe("requests and responses", () => {
 
   test("status, status text, headers (repeated ones combined as fetch does) and body bytes", async () => {
     const body = Uint8Array.from({ length: 300 }, (_, i) => i % 256);
-    const server = rawServer((_, conn) =>
-      void send(
-        conn,
-        response(
-          "203 Somewhat Fine",
-          [
-            ["Content-Length", body.byteLength],
-            ["X-Multi", "a"],
-            ["x-multi", "b"],
-            ["Set-Cookie", "a=1"],
-            ["Set-Cookie", "b=2"],
-            ["X-Spaces", " \t padded \t "],
-            ["Content-Type", "application/octet-stream"],
-          ],
-          body,
+    const server = rawServer(
+      (_, conn) =>
+        void send(
+          conn,
+          response(
+            "203 Somewhat Fine",
+            [
+              ["Content-Length", body.byteLength],
+              ["X-Multi", "a"],
+              ["x-multi", "b"],
+              ["Set-Cookie", "a=1"],
+              ["Set-Cookie", "b=2"],
+              ["X-Spaces", " \t padded \t "],
+              ["Content-Type", "application/octet-stream"],
+            ],
+            body,
+          ),
         ),
-      ),
     );
     const res = await client().send(`${server.url}/`, {});
     expect(res.status).toBe(203);
@@ -126,8 +138,21 @@ describe("requests and responses", () => {
   });
 
   test("a redirect is returned as it is, never followed", async () => {
-    const server = rawServer((req, conn) =>
-      void send(conn, req.target === "/from" ? response("302 Found", [["Location", "/to"], ["Content-Length", 5]], "moved") : response("200 OK", [["Content-Length", 0]])),
+    const server = rawServer(
+      (req, conn) =>
+        void send(
+          conn,
+          req.target === "/from"
+            ? response(
+                "302 Found",
+                [
+                  ["Location", "/to"],
+                  ["Content-Length", 5],
+                ],
+                "moved",
+              )
+            : response("200 OK", [["Content-Length", 0]]),
+        ),
     );
     const res = await client().send(`${server.url}/from`, { redirect: "manual" });
     expect(res.status).toBe(302);
@@ -148,8 +173,12 @@ describe("requests and responses", () => {
   test("other methods, request bodies and header values with CR or LF are refused before connecting", async () => {
     const server = okServer();
     const http = client();
-    await expect(http.send(`${server.url}/`, { method: "POST", body: "x" })).rejects.toThrow("http-client: POST is not supported (GET and HEAD only)");
-    await expect(http.send(`${server.url}/`, { headers: { "X-Evil": "a\r\nInjected: yes" } })).rejects.toThrow("http-client: invalid value for header X-Evil");
+    await expect(http.send(`${server.url}/`, { method: "POST", body: "x" })).rejects.toThrow(
+      "http-client: POST is not supported (GET and HEAD only)",
+    );
+    await expect(http.send(`${server.url}/`, { headers: { "X-Evil": "a\r\nInjected: yes" } })).rejects.toThrow(
+      "http-client: invalid value for header X-Evil",
+    );
     await expect(http.send(`${server.url}/`, { headers: { "Bad Name": "x" } })).rejects.toThrow("invalid header name");
     await expect(http.send(`ftp://127.0.0.1:${server.port}/`, {})).rejects.toThrow("unsupported protocol ftp:");
     await Bun.sleep(20);
@@ -159,7 +188,8 @@ describe("requests and responses", () => {
   test("paths the URL parser would change are sent as it serialises them", async () => {
     const server = okServer();
     const http = client();
-    for (const path of ["/a b", "/a/../b", "/x/%2e%2e/y", "/.well-known/z", "/q?a=<b>#frag"]) await (await http.send(`${server.url}${path}`, {})).text();
+    for (const path of ["/a b", "/a/../b", "/x/%2e%2e/y", "/.well-known/z", "/q?a=<b>#frag"])
+      await (await http.send(`${server.url}${path}`, {})).text();
     expect(server.requests().map((r) => r.target)).toEqual(["/a%20b", "/b", "/y", "/.well-known/z", "/q?a=%3Cb%3E"]);
   });
 
@@ -281,8 +311,14 @@ describe("framing", () => {
 
   test("Content-Length: repeated equal values are one length; conflicting, negative or overflowing ones are errors", async () => {
     const lengths: Record<string, [string, string][]> = {
-      "/same": [["Content-Length", "3"], ["Content-Length", "3, 3"]],
-      "/conflict": [["Content-Length", "3"], ["Content-Length", "4"]],
+      "/same": [
+        ["Content-Length", "3"],
+        ["Content-Length", "3, 3"],
+      ],
+      "/conflict": [
+        ["Content-Length", "3"],
+        ["Content-Length", "4"],
+      ],
       "/negative": [["Content-Length", "-1"]],
       "/huge": [["Content-Length", "99999999999999999999"]],
       "/hex": [["Content-Length", "0x3"]],
@@ -345,7 +381,18 @@ describe("framing", () => {
 describe("keep-alive", () => {
   test("one connection serves sequential requests; Connection: close and HTTP/1.0 end it", async () => {
     const server = rawServer((req, conn) => {
-      if (req.target === "/close") return void send(conn, response("200 OK", [["Content-Length", 1], ["Connection", "close"]], "c"));
+      if (req.target === "/close")
+        return void send(
+          conn,
+          response(
+            "200 OK",
+            [
+              ["Content-Length", 1],
+              ["Connection", "close"],
+            ],
+            "c",
+          ),
+        );
       if (req.target === "/http10") return void send(conn, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n10");
       if (req.target === "/http10-keep") return void send(conn, "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nka");
       void send(conn, response("200 OK", [["Content-Length", 2]], "ok"));
@@ -463,7 +510,15 @@ describe("keep-alive", () => {
 
   test("a body cancelled before its end closes the connection", async () => {
     const big = pseudoText(2 * 1024 * 1024);
-    const server = rawServer((req, conn) => void send(conn, req.target === "/big" ? response("200 OK", [["Content-Length", big.byteLength]], big) : response("200 OK", [["Content-Length", 2]], "ok")));
+    const server = rawServer(
+      (req, conn) =>
+        void send(
+          conn,
+          req.target === "/big"
+            ? response("200 OK", [["Content-Length", big.byteLength]], big)
+            : response("200 OK", [["Content-Length", 2]], "ok"),
+        ),
+    );
     const http = client();
     const res = await http.send(`${server.url}/big`, {});
     const reader = res.body!.getReader();
@@ -476,7 +531,13 @@ describe("keep-alive", () => {
   });
 
   test("bytes after the end of a response (a second response nobody asked for) end the connection", async () => {
-    const server = rawServer((_, conn) => void send(conn, Buffer.concat([response("200 OK", [["Content-Length", 3]], "one"), response("200 OK", [["Content-Length", 3]], "two")])));
+    const server = rawServer(
+      (_, conn) =>
+        void send(
+          conn,
+          Buffer.concat([response("200 OK", [["Content-Length", 3]], "one"), response("200 OK", [["Content-Length", 3]], "two")]),
+        ),
+    );
     const http = client();
     expect(await (await http.send(`${server.url}/`, {})).text()).toBe("one");
     expect(await (await http.send(`${server.url}/`, {})).text()).toBe("one");
@@ -500,7 +561,15 @@ describe("keep-alive", () => {
 describe("bodies", () => {
   test("a body larger than bufferBytes arrives as a stream, in order, and the connection serves on", async () => {
     const big = pseudoText(3 * 1024 * 1024 + 17);
-    const server = rawServer((req, conn) => void send(conn, req.target === "/big" ? response("200 OK", [["Content-Length", big.byteLength]], big) : response("200 OK", [["Content-Length", 2]], "ok")));
+    const server = rawServer(
+      (req, conn) =>
+        void send(
+          conn,
+          req.target === "/big"
+            ? response("200 OK", [["Content-Length", big.byteLength]], big)
+            : response("200 OK", [["Content-Length", 2]], "ok"),
+        ),
+    );
     const http = client();
     const res = await http.send(`${server.url}/big`, {});
     expect(res).not.toBeInstanceOf(BufferedResponse);
@@ -576,7 +645,17 @@ describe("content encodings", () => {
     const large = encoders[name]!(pseudoText(3 * 1024 * 1024));
     const server = rawServer((req, conn) => {
       const body = req.target === "/large" ? large : small;
-      void send(conn, response("200 OK", [["Content-Length", body.byteLength], ["Content-Encoding", encoding]], body));
+      void send(
+        conn,
+        response(
+          "200 OK",
+          [
+            ["Content-Length", body.byteLength],
+            ["Content-Encoding", encoding],
+          ],
+          body,
+        ),
+      );
     });
     const http = client();
     const res = await http.send(`${server.url}/small`, {});
@@ -609,8 +688,19 @@ describe("content encodings", () => {
   });
 
   test("an unknown encoding is an error; a corrupt body errors when read", async () => {
-    const server = rawServer((req, conn) =>
-      void send(conn, response("200 OK", [["Content-Length", 10], ["Content-Encoding", req.target === "/zstd" ? "zstd" : "gzip"]], "not gzip!!")),
+    const server = rawServer(
+      (req, conn) =>
+        void send(
+          conn,
+          response(
+            "200 OK",
+            [
+              ["Content-Length", 10],
+              ["Content-Encoding", req.target === "/zstd" ? "zstd" : "gzip"],
+            ],
+            "not gzip!!",
+          ),
+        ),
     );
     const unknown = await errorOf(client().send(`${server.url}/zstd`, {}));
     expect(unknown).toMatchObject({ code: "ERR_HTTP_UNSUPPORTED_ENCODING", message: 'unsupported content encoding "zstd"' });
@@ -627,7 +717,17 @@ describe("content encodings", () => {
     Bun.gc(true);
     const server = rawServer((req, conn) => {
       const body = req.target === "/large" ? large : small;
-      void send(conn, response("200 OK", [["Content-Length", body.byteLength], ["Content-Encoding", "gzip"]], body));
+      void send(
+        conn,
+        response(
+          "200 OK",
+          [
+            ["Content-Length", body.byteLength],
+            ["Content-Encoding", "gzip"],
+          ],
+          body,
+        ),
+      );
     });
     const rssBefore = process.memoryUsage().rss;
     for (const path of ["/small", "/large"]) {
@@ -676,7 +776,10 @@ describe("hostile responses", () => {
 
   test("endless interim responses", async () => {
     const server = rawServer((_, conn) => void send(conn, "HTTP/1.1 100 Continue\r\n\r\n".repeat(100)));
-    expect(await errorOf(client().send(`${server.url}/`, {}))).toMatchObject({ code: "ERR_HTTP_MALFORMED", message: "malformed HTTP response (too many interim responses)" });
+    expect(await errorOf(client().send(`${server.url}/`, {}))).toMatchObject({
+      code: "ERR_HTTP_MALFORMED",
+      message: "malformed HTTP response (too many interim responses)",
+    });
   });
 
   test("endless trailers", async () => {
@@ -690,8 +793,31 @@ describe("hostile responses", () => {
   test("500 random responses: each one rejected or answered, never a crash, every socket closed", async () => {
     let seed = 42;
     const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
-    const pieces = ["HTTP/1.1 ", "HTTP/1.0 ", "200 OK", "204", "1", "\r\n", "\n", "\r", ":", " ", "Content-Length: ", "Transfer-Encoding: chunked", "Content-Encoding: gzip", "Connection: close", "-1", "ff", "0", "\x00", "\xff", "abc"];
-    const responses = Array.from({ length: 500 }, () => Array.from({ length: 1 + Math.floor(random() * 14) }, () => pieces[Math.floor(random() * pieces.length)]).join(""));
+    const pieces = [
+      "HTTP/1.1 ",
+      "HTTP/1.0 ",
+      "200 OK",
+      "204",
+      "1",
+      "\r\n",
+      "\n",
+      "\r",
+      ":",
+      " ",
+      "Content-Length: ",
+      "Transfer-Encoding: chunked",
+      "Content-Encoding: gzip",
+      "Connection: close",
+      "-1",
+      "ff",
+      "0",
+      "\x00",
+      "\xff",
+      "abc",
+    ];
+    const responses = Array.from({ length: 500 }, () =>
+      Array.from({ length: 1 + Math.floor(random() * 14) }, () => pieces[Math.floor(random() * pieces.length)]).join(""),
+    );
     let i = 0;
     const server = rawServer((_, conn) => {
       const raw = responses[i++]!;
@@ -724,7 +850,9 @@ test("failures read as the crawler reports them (describeFailure)", async () => 
   const garbage = rawServer((_, conn) => void send(conn, "SMTP ready\r\n\r\n"));
   const http = client();
   const reasons = await Promise.all(
-    [`http://127.0.0.1:${refusedPort}/`, `${closing.url}/`, `${garbage.url}/`].map((url) => http.send(url, {}).then(() => "answered", describeFailure)),
+    [`http://127.0.0.1:${refusedPort}/`, `${closing.url}/`, `${garbage.url}/`].map((url) =>
+      http.send(url, {}).then(() => "answered", describeFailure),
+    ),
   );
   expect(reasons).toEqual(["connection refused", "connection reset", 'malformed HTTP response (invalid status line "SMTP ready")']);
 });
@@ -734,7 +862,8 @@ describe("abort", () => {
   function stalling(stage: "nothing" | "headers" | "part of the body") {
     return rawServer((_, conn) => {
       if (stage === "headers") void send(conn, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n");
-      if (stage === "part of the body") void send(conn, Buffer.concat([response("200 OK", [["Content-Length", 1024 * 1024]]), pseudoText(300 * 1024)]));
+      if (stage === "part of the body")
+        void send(conn, Buffer.concat([response("200 OK", [["Content-Length", 1024 * 1024]]), pseudoText(300 * 1024)]));
     });
   }
 

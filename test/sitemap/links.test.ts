@@ -54,7 +54,10 @@ describe("extractPage links", () => {
 
   test("keeps at most maxLinks distinct links and says it dropped some", () => {
     const html = ["/1", "/2", "/1", "/3", "/4"].map((h) => `<a href="${h}">x</a>`).join("");
-    expect(extract(html, 3)).toMatchObject({ links: ["http://site.test/1", "http://site.test/2", "http://site.test/3"], linksDropped: true });
+    expect(extract(html, 3)).toMatchObject({
+      links: ["http://site.test/1", "http://site.test/2", "http://site.test/3"],
+      linksDropped: true,
+    });
     expect(extract(html, 4).linksDropped).toBe(false);
   });
 });
@@ -62,7 +65,10 @@ describe("extractPage links", () => {
 describe("extractPage reads HTML as a browser without scripts tokenizes it", () => {
   test("the first <base href> is the document base, also for the links before it", () => {
     const html = `<a href="x">x</a><base href="/sub/"><a href="y">y</a><base href="/other/"><link rel="canonical" href="c">`;
-    expect(extract(html)).toMatchObject({ links: ["http://site.test/sub/x", "http://site.test/sub/y"], canonical: "http://site.test/sub/c" });
+    expect(extract(html)).toMatchObject({
+      links: ["http://site.test/sub/x", "http://site.test/sub/y"],
+      canonical: "http://site.test/sub/c",
+    });
   });
 
   test("unclosed anchors are each a link, in document order", () => {
@@ -122,7 +128,7 @@ describe("extractPage reads HTML as a browser without scripts tokenizes it", () 
 
   test("entity-obfuscated schemes are decoded before the scheme is checked", () => {
     const html = `<a href="javascript&colon;alert(1)">j</a><a href="&#47;&#x2F;other.test/x">o</a><a href="/q?a=1&copy=2&amp;b=&quot;">q</a>`;
-    expect(extract(html).links).toEqual(["http://other.test/x", 'http://site.test/q?a=1&copy=2&b=%22']);
+    expect(extract(html).links).toEqual(["http://other.test/x", "http://site.test/q?a=1&copy=2&b=%22"]);
   });
 });
 
@@ -138,13 +144,14 @@ describe("extractPage on hostile 5 MiB pages", () => {
     const facts = extractPage(html, PAGE, "genapi", 10_000);
     expect(facts.links).toHaveLength(10_000);
     expect([facts.links[0], facts.links[9_999]]).toEqual(["http://site.test/b/p0", "http://site.test/b/p9999"]);
-    expect(facts).toMatchObject({ linksDropped: true, canonical: "http://site.test/canon", directives: { noindex: true, nofollow: false } });
+    expect(facts).toMatchObject({
+      linksDropped: true,
+      canonical: "http://site.test/canon",
+      directives: { noindex: true, nofollow: false },
+    });
     const all = extractPage(`${anchors}<a href="/last">`, PAGE, "genapi", 400_000).links;
     expect(all).toHaveLength(300_001);
-    expect(all.slice(-2)).toEqual([
-      "http://site.test/dir/p299999",
-      "http://site.test/last",
-    ]);
+    expect(all.slice(-2)).toEqual(["http://site.test/dir/p299999", "http://site.test/last"]);
   });
 
   test("a million nested divs, bold tags and noscripts: the link after them is found", () => {
@@ -183,7 +190,9 @@ describe("extractPage robots meta", () => {
 
 describe("extractPage canonical", () => {
   test("the first <link rel=canonical>, resolved against the base and normalised", () => {
-    expect(extract(`<link rel="canonical" href="/Dir/Page#top"><link rel="canonical" href="/second">`).canonical).toBe("http://site.test/Dir/Page");
+    expect(extract(`<link rel="canonical" href="/Dir/Page#top"><link rel="canonical" href="/second">`).canonical).toBe(
+      "http://site.test/Dir/Page",
+    );
     expect(extract(`<base href="/b/"><link rel="Canonical" href="c">`).canonical).toBe("http://site.test/b/c");
     expect(extract(`<link rel="alternate" href="/fr">`).canonical).toBeNull();
     expect(extract(`<link rel="canonical" href="mailto:x@site.test">`).canonical).toBeNull();
@@ -258,6 +267,8 @@ describe("extractPage in svg and math (the namespace rules the tokenizer depends
   });
 
   test("CDATA sections are text in svg and math, bogus comments (to the first >) in HTML", () => {
-    expect(extract(`<svg><![CDATA[ a > b <a href="/no"> ]]></svg><![CDATA[ a > b <a href="/yes"> ]]>`).links).toEqual(["http://site.test/yes"]);
+    expect(extract(`<svg><![CDATA[ a > b <a href="/no"> ]]></svg><![CDATA[ a > b <a href="/yes"> ]]>`).links).toEqual([
+      "http://site.test/yes",
+    ]);
   });
 });

@@ -34,10 +34,12 @@ describe("readRobotsSitemaps", () => {
   test("urlsets and indexes on the origin, normalised, other origins and invalid lines ignored", async () => {
     let site: Site;
     site = await serve({
-      "/sitemap.xml": () => xml(urlset(`${site.url}/a`, `${site.url}/b#frag`, "http://other.test/x", `  ${site.url}/caf%c3%a9  `, "not a url")),
+      "/sitemap.xml": () =>
+        xml(urlset(`${site.url}/a`, `${site.url}/b#frag`, "http://other.test/x", `  ${site.url}/caf%c3%a9  `, "not a url")),
       "/index.xml": () => xml(index(`${site.url}/part-1.xml`, "http://other.test/part.xml", `${site.url}/part-2.xml`)),
       "/part-1.xml": () => xml(urlset(`${site.url}/c`)),
-      "/part-2.xml": () => xml(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+      "/part-2.xml": () =>
+        xml(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
         <url><loc><![CDATA[${site.url}/d?x=1&y=2]]></loc><image:image><image:loc>${site.url}/img.png</image:loc></image:image></url>
         <url><loc>${site.url}/e?x=1&amp;y=2</loc><lastmod>2026-01-01</lastmod></url></urlset>`),
     });
@@ -50,7 +52,8 @@ describe("readRobotsSitemaps", () => {
   test(".gz files are gunzipped, whether served as gzip bytes or with Content-Encoding", async () => {
     let site: Site;
     site = await serve({
-      "/sitemap.xml.gz": () => new Response(Bun.gzipSync(new TextEncoder().encode(urlset(`${site.url}/gz`))), { headers: { "content-type": "application/gzip" } }),
+      "/sitemap.xml.gz": () =>
+        new Response(Bun.gzipSync(new TextEncoder().encode(urlset(`${site.url}/gz`))), { headers: { "content-type": "application/gzip" } }),
       "/encoded.xml": () =>
         new Response(Bun.gzipSync(new TextEncoder().encode(urlset(`${site.url}/encoded`))), {
           headers: { "content-type": "application/xml", "content-encoding": "gzip" },
@@ -70,12 +73,20 @@ describe("readRobotsSitemaps", () => {
     // the request's time limit covers only the reading.
     bomb = (() => {
       const raw = new Uint8Array(1024 * 1024 * 1024).fill(0x20);
-      raw.set(new TextEncoder().encode(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/before-bomb</loc></url>`), 0);
+      raw.set(
+        new TextEncoder().encode(
+          `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/before-bomb</loc></url>`,
+        ),
+        0,
+      );
       return Bun.gzipSync(raw);
     })();
     Bun.gc(true);
     const rssBefore = process.memoryUsage().rss;
-    const result = await read(site, [`${site.url}/bomb.xml.gz`, `${site.url}/after.xml`], { limits: { maxBytes: 8 * 1024 * 1024 }, timeoutMs: 30_000 });
+    const result = await read(site, [`${site.url}/bomb.xml.gz`, `${site.url}/after.xml`], {
+      limits: { maxBytes: 8 * 1024 * 1024 },
+      timeoutMs: 30_000,
+    });
     expect(result.urls).toEqual(["/before-bomb", "/after"]);
     expect(result.truncated).toBe(true);
     // Reading it costs about the cap, not the gigabyte it expands to.
@@ -100,11 +111,18 @@ describe("readRobotsSitemaps", () => {
         xml(`<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY a "${"x".repeat(100)}"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>
           <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/&c;</loc></url></urlset>`),
       "/xxe.xml": () =>
-        xml(`<?xml version="1.0"?><!DOCTYPE urlset SYSTEM "http://127.0.0.1:${site.port}/dtd"><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/x</loc></url></urlset>`),
+        xml(
+          `<?xml version="1.0"?><!DOCTYPE urlset SYSTEM "http://127.0.0.1:${site.port}/dtd"><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/x</loc></url></urlset>`,
+        ),
       "/undefined-entity.xml": () => xml(urlset(`${site.url}/&nope;`, `${site.url}/later`)),
       "/predefined.xml": () => xml(urlset(`${site.url}/q?a=1&amp;b=&#50;&#x33;`)),
     });
-    const result = await read(site, [`${site.url}/laughs.xml`, `${site.url}/xxe.xml`, `${site.url}/undefined-entity.xml`, `${site.url}/predefined.xml`]);
+    const result = await read(site, [
+      `${site.url}/laughs.xml`,
+      `${site.url}/xxe.xml`,
+      `${site.url}/undefined-entity.xml`,
+      `${site.url}/predefined.xml`,
+    ]);
     expect(result.urls).toEqual(["/q?a=1&b=23"]);
     expect(result.requested).not.toContain("/dtd");
     // Broken files are the site's fault, not a limit of the crawl.
@@ -169,11 +187,21 @@ describe("readRobotsSitemaps", () => {
       "/moved-here.xml": () => xml(urlset(`${site.url}/moved`)),
       "/away.xml": () => new Response(null, { status: 302, headers: { location: `http://localhost:${site.port}/moved-here.xml` } }),
       "/stalled.xml": () =>
-        new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(urlset(`${site.url}/partial`).slice(0, -10))), pull: () => new Promise(() => {}) }), {
-          headers: { "content-type": "application/xml" },
-        }),
+        new Response(
+          new ReadableStream({
+            start: (c) => c.enqueue(new TextEncoder().encode(urlset(`${site.url}/partial`).slice(0, -10))),
+            pull: () => new Promise(() => {}),
+          }),
+          {
+            headers: { "content-type": "application/xml" },
+          },
+        ),
     });
-    const result = await read(site, ["/missing.xml", "/moved.xml", "/away.xml", "/stalled.xml"].map((p) => site.url + p), { timeoutMs: 500 });
+    const result = await read(
+      site,
+      ["/missing.xml", "/moved.xml", "/away.xml", "/stalled.xml"].map((p) => site.url + p),
+      { timeoutMs: 500 },
+    );
     expect(result.urls).toEqual(["/moved", "/partial"]);
     expect(result.requested).toEqual(["/missing.xml", "/moved.xml", "/moved-here.xml", "/away.xml", "/stalled.xml"]);
     expect(result.truncated).toBe(false);
@@ -183,7 +211,8 @@ describe("readRobotsSitemaps", () => {
 test("a file whose body never starts is given up at the request's time limit", async () => {
   let site: Site;
   site = await serve({
-    "/silent.xml": () => new Response(new ReadableStream({ pull: () => new Promise(() => {}) }), { headers: { "content-type": "application/xml" } }),
+    "/silent.xml": () =>
+      new Response(new ReadableStream({ pull: () => new Promise(() => {}) }), { headers: { "content-type": "application/xml" } }),
     "/ok.xml": () => xml(urlset(`${site.url}/ok`)),
   });
   const result = await read(site, [`${site.url}/silent.xml`, `${site.url}/ok.xml`], { timeoutMs: 500 });

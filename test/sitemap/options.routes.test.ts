@@ -18,7 +18,11 @@ function setup() {
   });
   const key = createKey(ctx.db, { name: "free", dailyLimit: null }, ctx.state.now).key;
   const generate = (body: Record<string, unknown>) =>
-    ctx.call("/api/generate", { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify(body) });
+    ctx.call("/api/generate", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify(body),
+    });
   return { generate, seen };
 }
 
@@ -57,7 +61,16 @@ test("accepted options reach the crawl; the default max_pages is the server's ca
   expect(seen).toEqual([{ ...defaultCrawlOptions(300), max_depth: 2, exclude: ["/admin/"], images: true }]);
   const { data } = (await res.json()) as { data: Record<string, unknown> };
   expect(data.excluded).toEqual({ robots: 0, noindex: 2, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 });
-  expect(Object.keys(data.excluded_examples as object)).toEqual(["robots", "noindex", "canonical", "redirect", "not_html", "http_error", "failed", "filtered"]);
+  expect(Object.keys(data.excluded_examples as object)).toEqual([
+    "robots",
+    "noindex",
+    "canonical",
+    "redirect",
+    "not_html",
+    "http_error",
+    "failed",
+    "filtered",
+  ]);
   await generate({ url: URL_, max_pages: 300 });
   expect(seen[1]!.max_pages).toBe(300);
 });

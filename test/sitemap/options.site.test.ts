@@ -22,11 +22,16 @@ async function crawl(site: Site, options: Partial<CrawlOptions> = {}, limits: Pa
   return result;
 }
 
-const html = (body: string, headers: Record<string, string> = {}) => new Response(body, { headers: { "content-type": "text/html", ...headers } });
+const html = (body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { headers: { "content-type": "text/html", ...headers } });
 const links = (...hrefs: string[]) => hrefs.map((h) => `<a href="${h}">${h}</a>`).join("\n");
 const redirect = (to: string) => new Response(null, { status: 301, headers: { location: to } });
 const rel = (site: Site, urls: string[]) => urls.map((u) => u.replace(site.url, ""));
-const locs = (site: Site, result: CrawlResult) => rel(site, result.entries.map((e) => e.loc));
+const locs = (site: Site, result: CrawlResult) =>
+  rel(
+    site,
+    result.entries.map((e) => e.loc),
+  );
 const requested = (site: Site) => rel(site, site.requests).sort();
 const examples = (site: Site, result: CrawlResult) =>
   Object.fromEntries(Object.entries(result.excluded_examples).map(([reason, urls]) => [reason, rel(site, urls).sort()]));
@@ -50,7 +55,16 @@ describe("the exclusion report", () => {
     });
     const result = await crawl(site, {}, { maxBodyBytes: 10_000 });
     expect(locs(site, result)).toEqual(["/", "/moved-here", "/ok"]);
-    expect(result.excluded).toEqual({ robots: 1, noindex: 1, canonical: 1, redirect: 1, not_html: 1, http_error: 2, failed: 1, filtered: 0 });
+    expect(result.excluded).toEqual({
+      robots: 1,
+      noindex: 1,
+      canonical: 1,
+      redirect: 1,
+      not_html: 1,
+      http_error: 2,
+      failed: 1,
+      filtered: 0,
+    });
     expect(examples(site, result)).toEqual({
       ...NONE,
       robots: ["/blocked"],
@@ -74,7 +88,10 @@ describe("the exclusion report", () => {
   });
 
   test("a crawl that lists nothing answers why: the start page is noindex", async () => {
-    const site = await serve({ "/": `<meta name="robots" content="noindex">${links("/a")}`, "/a": `<meta name="robots" content="noindex">` });
+    const site = await serve({
+      "/": `<meta name="robots" content="noindex">${links("/a")}`,
+      "/a": `<meta name="robots" content="noindex">`,
+    });
     const error = await crawl(site).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NothingListedError);
     expect((error as NothingListedError).reason).toBe("the start page is noindex");
@@ -99,8 +116,25 @@ describe("include and exclude", () => {
   test("exclude: matching URLs are never requested, so nothing only they link to is found", async () => {
     const site = await serve(routes());
     const result = await crawl(site, { exclude: ["/private", "/*.pdf$"] });
-    expect(locs(site, result)).toEqual(["/", "/about", "/blog/", "/blog/only-from-about", "/blog/post-1", "/blog/post-2.html", "/files/notes.txt"]);
-    expect(requested(site)).toEqual(["/", "/about", "/blog/", "/blog/only-from-about", "/blog/post-1", "/blog/post-2.html", "/files/notes.txt", "/robots.txt"]);
+    expect(locs(site, result)).toEqual([
+      "/",
+      "/about",
+      "/blog/",
+      "/blog/only-from-about",
+      "/blog/post-1",
+      "/blog/post-2.html",
+      "/files/notes.txt",
+    ]);
+    expect(requested(site)).toEqual([
+      "/",
+      "/about",
+      "/blog/",
+      "/blog/only-from-about",
+      "/blog/post-1",
+      "/blog/post-2.html",
+      "/files/notes.txt",
+      "/robots.txt",
+    ]);
     expect(result.excluded).toEqual({ ...ZERO, filtered: 2 });
     expect(examples(site, result).filtered).toEqual(["/files/report.pdf", "/private/"]);
   });
@@ -192,7 +226,9 @@ describe("sitemaps_from_robots", () => {
       "/": links("/linked"),
       "/linked": "<p>linked",
       "/sitemap_index.xml": () =>
-        new Response(`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${site.url}/pages.xml.gz</loc></sitemap></sitemapindex>`),
+        new Response(
+          `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${site.url}/pages.xml.gz</loc></sitemap></sitemapindex>`,
+        ),
       "/pages.xml.gz": () =>
         new Response(
           Bun.gzipSync(
@@ -210,7 +246,16 @@ describe("sitemaps_from_robots", () => {
     const result = await crawl(site, { sitemaps_from_robots: true });
     expect(locs(site, result)).toEqual(["/", "/linked", "/orphan"]);
     expect(result.excluded).toEqual({ ...ZERO, robots: 1, noindex: 1, http_error: 1 });
-    expect(requested(site)).toEqual(["/", "/gone", "/linked", "/noindexed", "/orphan", "/pages.xml.gz", "/robots.txt", "/sitemap_index.xml"]);
+    expect(requested(site)).toEqual([
+      "/",
+      "/gone",
+      "/linked",
+      "/noindexed",
+      "/orphan",
+      "/pages.xml.gz",
+      "/robots.txt",
+      "/sitemap_index.xml",
+    ]);
 
     site.requests.length = 0;
     expect(locs(site, await crawl(site))).toEqual(["/", "/linked"]);
@@ -223,7 +268,9 @@ describe("sitemaps_from_robots", () => {
       "/robots.txt": () => new Response(`Sitemap: ${site.url}/sitemap.xml\n`),
       "/": "<p>home",
       "/sitemap.xml": () =>
-        new Response(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from({ length: 50 }, (_, i) => `<url><loc>${site.url}/p${i}</loc></url>`).join("")}</urlset>`),
+        new Response(
+          `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${Array.from({ length: 50 }, (_, i) => `<url><loc>${site.url}/p${i}</loc></url>`).join("")}</urlset>`,
+        ),
       "/p*": "<p>p",
     });
     const result = await crawl(site, { sitemaps_from_robots: true, max_pages: 5 });

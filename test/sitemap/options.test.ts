@@ -52,7 +52,8 @@ describe("parseCrawlOptions", () => {
   });
 
   test("max_depth: an integer of 0 or more", () => {
-    for (const value of [-1, 0.5, "1", null, false]) expect(message({ max_depth: value })).toBe("max_depth must be an integer of 0 or more.");
+    for (const value of [-1, 0.5, "1", null, false])
+      expect(message({ max_depth: value })).toBe("max_depth must be an integer of 0 or more.");
     expect(parse({ max_depth: 0 })).toMatchObject({ ok: true, options: { max_depth: 0 } });
   });
 
@@ -63,7 +64,9 @@ describe("parseCrawlOptions", () => {
       }
       expect(message({ [field]: ["/a", "b"] })).toBe(`${field}[1] must be a pattern that starts with / and has at most 2048 characters.`);
       expect(message({ [field]: [""] })).toBe(`${field}[0] must be a pattern that starts with / and has at most 2048 characters.`);
-      expect(message({ [field]: [`/${"a".repeat(2048)}`] })).toBe(`${field}[0] must be a pattern that starts with / and has at most 2048 characters.`);
+      expect(message({ [field]: [`/${"a".repeat(2048)}`] })).toBe(
+        `${field}[0] must be a pattern that starts with / and has at most 2048 characters.`,
+      );
       expect(parse({ [field]: Array(50).fill("/*") }).ok).toBe(true);
       expect(parse({ [field]: [] })).toMatchObject({ ok: true, options: { [field]: [] } });
     }
@@ -71,9 +74,13 @@ describe("parseCrawlOptions", () => {
 
   test("ignore_query_params: at most 50 non-empty names", () => {
     expect(message({ ignore_query_params: "utm_*" })).toBe("ignore_query_params must be an array of at most 50 parameter names (strings).");
-    expect(message({ ignore_query_params: Array(51).fill("a") })).toBe("ignore_query_params must be an array of at most 50 parameter names (strings).");
+    expect(message({ ignore_query_params: Array(51).fill("a") })).toBe(
+      "ignore_query_params must be an array of at most 50 parameter names (strings).",
+    );
     expect(message({ ignore_query_params: ["a", ""] })).toBe("ignore_query_params[1] must be a parameter name of 1 to 256 characters.");
-    expect(message({ ignore_query_params: ["x".repeat(257)] })).toBe("ignore_query_params[0] must be a parameter name of 1 to 256 characters.");
+    expect(message({ ignore_query_params: ["x".repeat(257)] })).toBe(
+      "ignore_query_params[0] must be a parameter name of 1 to 256 characters.",
+    );
   });
 
   test("booleans are JSON booleans", () => {
@@ -239,7 +246,11 @@ describe("rendering the extensions", () => {
 
   test("validate against sitemap.xsd with the image and xhtml schemas (xmllint)", async () => {
     for (const features of [{ alternates: true, images: true }, { alternates: true }, { images: true }]) {
-      const used = entries.map((e) => ({ ...e, alternates: features.alternates ? e.alternates : undefined, images: features.images ? e.images : undefined }));
+      const used = entries.map((e) => ({
+        ...e,
+        alternates: features.alternates ? e.alternates : undefined,
+        images: features.images ? e.images : undefined,
+      }));
       expect(await validateSitemap(renderSitemap(used, features))).toEqual({ valid: true, errors: [] });
     }
     expect(await validateSitemap(renderSitemap([{ loc: "https://site.test/" }]))).toEqual({ valid: true, errors: [] });
@@ -250,7 +261,9 @@ describe("rendering the extensions", () => {
     expect((await validateSitemap(renderSitemap([]))).valid).toBe(false);
     const undeclared = renderSitemap([{ loc: "https://site.test/", images: ["https://site.test/a.png"] }], { images: true });
     expect((await validateXml(undeclared, "sitemap")).errors.join("\n")).toContain("No matching global element declaration");
-    const badLang = renderSitemap([{ loc: "https://site.test/", alternates: [{ hreflang: "en us", href: "https://site.test/" }] }], { alternates: true });
+    const badLang = renderSitemap([{ loc: "https://site.test/", alternates: [{ hreflang: "en us", href: "https://site.test/" }] }], {
+      alternates: true,
+    });
     expect((await validateSitemap(badLang)).valid).toBe(false);
     const misplaced = renderSitemap([{ loc: "https://site.test/" }]).replace("</loc>", "</loc><priority>2</priority>");
     expect((await validateSitemap(misplaced)).valid).toBe(false);
@@ -265,7 +278,16 @@ describe("the exclusion report", () => {
     expect(Object.keys(report.excluded_examples)).toEqual([...EXCLUSION_REASONS]);
     for (let i = 0; i < 7; i++) recordExclusion(report, "noindex", `${S}/n${i}`);
     recordExclusion(report, "robots", `${S}/r`);
-    expect(report.excluded).toEqual({ robots: 1, noindex: 7, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 });
+    expect(report.excluded).toEqual({
+      robots: 1,
+      noindex: 7,
+      canonical: 0,
+      redirect: 0,
+      not_html: 0,
+      http_error: 0,
+      failed: 0,
+      filtered: 0,
+    });
     expect(report.excluded_examples.noindex).toEqual([0, 1, 2, 3, 4].map((i) => `${S}/n${i}`));
     expect(report.excluded_examples.filtered).toEqual([]);
   });

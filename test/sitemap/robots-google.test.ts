@@ -95,9 +95,12 @@ given("ID_GlobalGroups_Secondary", "", "FooBot", [["http://foo.bar/x/y", true]])
 const globalGroup = "user-agent: *\nallow: /\nuser-agent: FooBot\ndisallow: /\n";
 given("ID_GlobalGroups_Secondary", globalGroup, "FooBot", [["http://foo.bar/x/y", false]]);
 given("ID_GlobalGroups_Secondary", globalGroup, "BarBot", [["http://foo.bar/x/y", true]]);
-given("ID_GlobalGroups_Secondary", "user-agent: FooBot\nallow: /\nuser-agent: BarBot\ndisallow: /\nuser-agent: BazBot\ndisallow: /\n", "QuxBot", [
-  ["http://foo.bar/x/y", true],
-]);
+given(
+  "ID_GlobalGroups_Secondary",
+  "user-agent: FooBot\nallow: /\nuser-agent: BarBot\ndisallow: /\nuser-agent: BazBot\ndisallow: /\n",
+  "QuxBot",
+  [["http://foo.bar/x/y", true]],
+);
 
 // ID_AllowDisallow_Value_CaseSensitive
 given("ID_AllowDisallow_Value_CaseSensitive", "user-agent: FooBot\ndisallow: /x/\n", "FooBot", [["http://foo.bar/x/y", false]]);
@@ -135,8 +138,12 @@ given("ID_Encoding", "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar?qux=taz&b
   ["http://foo.bar/foo/bar?qux=taz&baz=http://foo.bar?tar&par", true],
 ]);
 given("ID_Encoding", "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/ツ\n", "FooBot", [["http://foo.bar/foo/bar/%E3%83%84", true]]);
-given("ID_Encoding", "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/%E3%83%84\n", "FooBot", [["http://foo.bar/foo/bar/%E3%83%84", true]]);
-given("ID_Encoding", "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/%62%61%7A\n", "FooBot", [["http://foo.bar/foo/bar/%62%61%7A", true]]);
+given("ID_Encoding", "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/%E3%83%84\n", "FooBot", [
+  ["http://foo.bar/foo/bar/%E3%83%84", true],
+]);
+given("ID_Encoding", "User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/%62%61%7A\n", "FooBot", [
+  ["http://foo.bar/foo/bar/%62%61%7A", true],
+]);
 
 // ID_SpecialCharacters
 given("ID_SpecialCharacters", "User-agent: FooBot\nDisallow: /foo/bar/quz\nAllow: /foo/*/qux\n", "FooBot", [
@@ -195,8 +202,14 @@ const fishPlain: [string, boolean][] = [
   ["http://foo.bar/catfish", false],
   ["http://foo.bar/?id=fish", false],
 ];
-given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\ndisallow: /\nallow: /fish\n", "FooBot", [...fishPlain, ["http://foo.bar/Fish.asp", false]]);
-given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\ndisallow: /\nallow: /fish*\n", "FooBot", [...fishPlain, ["http://foo.bar/Fish.bar", false]]);
+given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\ndisallow: /\nallow: /fish\n", "FooBot", [
+  ...fishPlain,
+  ["http://foo.bar/Fish.asp", false],
+]);
+given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\ndisallow: /\nallow: /fish*\n", "FooBot", [
+  ...fishPlain,
+  ["http://foo.bar/Fish.bar", false],
+]);
 given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\ndisallow: /\nallow: /fish/\n", "FooBot", [
   ["http://foo.bar/bar", false],
   ["http://foo.bar/fish/", true],
@@ -239,20 +252,25 @@ given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\ndisallow: /\nallow:
   ["http://foo.bar/Fish.PHP", false],
 ]);
 given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\nallow: /p\ndisallow: /\n", "FooBot", [["http://example.com/page", true]]);
-given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\nallow: /folder\ndisallow: /folder\n", "FooBot", [["http://example.com/folder/page", true]]);
-given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\nallow: /page\ndisallow: /*.htm\n", "FooBot", [["http://example.com/page.htm", false]]);
+given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\nallow: /folder\ndisallow: /folder\n", "FooBot", [
+  ["http://example.com/folder/page", true],
+]);
+given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\nallow: /page\ndisallow: /*.htm\n", "FooBot", [
+  ["http://example.com/page.htm", false],
+]);
 given("GoogleOnly_DocumentationChecks", "user-agent: FooBot\nallow: /$\ndisallow: /\n", "FooBot", [
   ["http://example.com/", true],
   ["http://example.com/page.html", false],
 ]);
 
 describe("Google robots_test.cc cases that RFC 9309 decides", () => {
-  test.each(cases.map((c, i) => [`${c.test} #${i}: ${c.agent} ${c.url.length > 80 ? `${c.url.slice(0, 60)}...` : c.url} -> ${c.expected}`, c] as const))(
-    "%s",
-    (_, c) => {
-      expect(genapiAllows(c.body, c.agent, c.url)).toBe(c.expected);
-    },
-  );
+  test.each(
+    cases.map(
+      (c, i) => [`${c.test} #${i}: ${c.agent} ${c.url.length > 80 ? `${c.url.slice(0, 60)}...` : c.url} -> ${c.expected}`, c] as const,
+    ),
+  )("%s", (_, c) => {
+    expect(genapiAllows(c.body, c.agent, c.url)).toBe(c.expected);
+  });
 
   // robots_test.cc makes 145 IsUserAgentAllowed checks: 120 here, 20 in the departures below
   // (1 colon, 13 first space, 1 index.html, 2 line length, 3 encoding), 5 not transcribed (end of file).
@@ -314,7 +332,7 @@ describe("TestGetPathParamsQuery and TestMaybeEscapePattern (the absolute URLs a
 
 // Where genapi departs from Google on purpose: the RFC's rule, and the case that shows it.
 describe("departures from Google, each following RFC 9309", () => {
-  test("no colon, no rule: RFC 9309 2.2 (the ABNF: `startgroupline = *WS \"user-agent\" *WS \":\" ...`, rules alike); Google assumes the colon", () => {
+  test('no colon, no rule: RFC 9309 2.2 (the ABNF: `startgroupline = *WS "user-agent" *WS ":" ...`, rules alike); Google assumes the colon', () => {
     // Google: disallowed.
     expect(genapiAllows("user-agent FooBot\ndisallow /\n", "FooBot", "http://foo.bar/x/y")).toBe(true);
   });
@@ -344,7 +362,9 @@ describe("departures from Google, each following RFC 9309", () => {
 
   test("index.html is a path like any other: RFC 9309 2.2.2 (a rule matches the URL's path by its octets)", () => {
     // GoogleOnly_IndexHTMLisDirectory: Google allows "/allowed-slash/" by "Allow: .../index.html".
-    expect(genapiAllows("User-Agent: *\nAllow: /allowed-slash/index.html\nDisallow: /\n", "foobot", "http://foo.com/allowed-slash/")).toBe(false);
+    expect(genapiAllows("User-Agent: *\nAllow: /allowed-slash/index.html\nDisallow: /\n", "foobot", "http://foo.com/allowed-slash/")).toBe(
+      false,
+    );
   });
 
   test("no line is cut at 16,664 bytes: RFC 9309 2.5 sets a limit (at least 500 KiB) on the file, none on lines", () => {
@@ -353,7 +373,7 @@ describe("departures from Google, each following RFC 9309", () => {
     expect(genapiAllows(tooLongAllow, "FooBot", `http://foo.bar${longAllowB}/fux`)).toBe(false);
   });
 
-  test("the URL is percent-encoded before comparison: RFC 9309 2.2.2 (\"MUST be percent-encoded ... prior to comparison\")", () => {
+  test('the URL is percent-encoded before comparison: RFC 9309 2.2.2 ("MUST be percent-encoded ... prior to comparison")', () => {
     // ID_Encoding: Google's matcher leaves encoding the URL to its caller and answers false for a raw
     // "ツ"; genapi's crawler matches only normalised URLs, where it is %E3%83%84.
     for (const rule of ["/foo/bar/ツ", "/foo/bar/%E3%83%84"]) {

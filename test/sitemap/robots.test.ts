@@ -184,7 +184,7 @@ describe("parseRobots matching against robots-parser", () => {
   // exhaustive matcher; over random patterns of /, a, b, * and $ the two must always agree.
   test("agrees with robots-parser on 20,000 random pattern/path pairs", () => {
     let seed = 9309;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const word = (alphabet: string, max: number) =>
       Array.from({ length: 1 + Math.floor(random() * max) }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
     for (let i = 0; i < 20_000; i++) {
@@ -196,7 +196,8 @@ describe("parseRobots matching against robots-parser", () => {
       const text = `User-agent: *\n${lines.join("\n")}\n`;
       const path = "/" + word("ab", 8);
       const expected = robotsParser(`${ORIGIN}/robots.txt`, text).isAllowed(ORIGIN + path, "genapi") === true;
-      if (allowed(text, path) !== expected) throw new Error(`disagree on ${JSON.stringify(text)} for ${path}: robots-parser says ${expected}`);
+      if (allowed(text, path) !== expected)
+        throw new Error(`disagree on ${JSON.stringify(text)} for ${path}: robots-parser says ${expected}`);
     }
   });
 

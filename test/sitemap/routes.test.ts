@@ -57,7 +57,12 @@ describe("POST /api/generate: steps 2-4, body, URL and target (never counted)", 
     ["not JSON", "{url:", 400, 'Request body must be JSON: {"url": "https://..."}.'],
     ["JSON but not an object", "[1]", 400, 'Request body must be a JSON object: {"url": "https://..."}.'],
     ["empty", "", 400, 'Request body must be JSON: {"url": "https://..."}.'],
-    ["over 16 KiB", JSON.stringify({ url: "https://example.com/", pad: "x".repeat(17 * 1024) }), 413, "Request body is larger than 16 KiB."],
+    [
+      "over 16 KiB",
+      JSON.stringify({ url: "https://example.com/", pad: "x".repeat(17 * 1024) }),
+      413,
+      "Request body is larger than 16 KiB.",
+    ],
     ["url missing", "{}", 400, INVALID_URL],
     ["url not a string", '{"url": 42}', 400, INVALID_URL],
     ["url relative", '{"url": "/about"}', 400, INVALID_URL],
@@ -148,7 +153,9 @@ describe("POST /api/generate: step 5, the daily quota", () => {
   });
 
   test("30 concurrent requests with 5 left admit exactly 5", async () => {
-    const ctx = setup({ crawl: async (url) => (await Bun.sleep(5), crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 5 })) });
+    const ctx = setup({
+      crawl: async (url) => (await Bun.sleep(5), crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 5 })),
+    });
     const statuses = await Promise.all(Array.from({ length: 30 }, () => ctx.generate(ctx.free).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(25);
@@ -235,7 +242,10 @@ describe("POST /api/generate: step 7, the crawl", () => {
     });
     const res = await ctx.generate(ctx.free, { url: "https://example.com" });
     expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({ success: false, message: "Could not crawl https://example.com: no indexable page found (the start page is noindex)" });
+    expect(await res.json()).toEqual({
+      success: false,
+      message: "Could not crawl https://example.com: no indexable page found (the start page is noindex)",
+    });
     expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
   });
 

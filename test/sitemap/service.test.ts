@@ -16,20 +16,30 @@ describe("createSitemapService", () => {
       "/b": "<p>b</p>",
     });
     try {
-      const result = await createSitemapService(config).crawl(`${site.url}/`, new AbortController().signal, defaultCrawlOptions(config.maxPages));
-      expect(result.entries).toEqual([{ loc: `${site.url}/`, lastmod: "2026-10-20T08:00:00Z" }, { loc: `${site.url}/b`, lastmod: undefined }]);
+      const result = await createSitemapService(config).crawl(
+        `${site.url}/`,
+        new AbortController().signal,
+        defaultCrawlOptions(config.maxPages),
+      );
+      expect(result.entries).toEqual([
+        { loc: `${site.url}/`, lastmod: "2026-10-20T08:00:00Z" },
+        { loc: `${site.url}/b`, lastmod: undefined },
+      ]);
     } finally {
       await site.stop();
     }
   });
 
   test("checkTarget refuses private targets by default, and leaves unresolvable names to the crawl", async () => {
-    const strict = createSitemapService({ ...config, allowPrivateTargets: false }, {
-      resolve: async (host) => {
-        if (host === "nowhere.test") throw new Error("ENOTFOUND");
-        return [{ address: "10.1.2.3", family: 4 }];
+    const strict = createSitemapService(
+      { ...config, allowPrivateTargets: false },
+      {
+        resolve: async (host) => {
+          if (host === "nowhere.test") throw new Error("ENOTFOUND");
+          return [{ address: "10.1.2.3", family: 4 }];
+        },
       },
-    });
+    );
     await expect(strict.checkTarget(new URL("http://intranet.test/"))).rejects.toThrow(TargetRefusedError);
     await expect(strict.checkTarget(new URL("http://nowhere.test/"))).resolves.toBeUndefined();
   });

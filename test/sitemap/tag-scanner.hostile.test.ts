@@ -51,7 +51,12 @@ const CASES: { name: string; html: string; reported: number; hrefs?: string[] }[
   { name: "a title of near-end tags", html: `<title>${repeat("</titl", SIZE)}`, reported: 0 },
   { name: "a million nested bold tags, then a link", html: `${repeat("<b>", SIZE)}<a href=/deep>`, reported: 1, hrefs: ["/deep"] },
   { name: "a million nested svg, then a link", html: `${repeat("<svg>", SIZE)}<a href=/deep>`, reported: 1, hrefs: ["/deep"] },
-  { name: "svg and foreignObject nested in turn, then a link", html: `${repeat("<svg><foreignObject>", SIZE)}<a href=/deep>`, reported: 1, hrefs: ["/deep"] },
+  {
+    name: "svg and foreignObject nested in turn, then a link",
+    html: `${repeat("<svg><foreignObject>", SIZE)}<a href=/deep>`,
+    reported: 1,
+    hrefs: ["/deep"],
+  },
   { name: "an unterminated CDATA section in svg", html: `<svg><![CDATA[${repeat("]]", SIZE)}`, reported: 0 },
   { name: "5 MiB of end tags with attributes", html: repeat(`</a x="y">`, SIZE), reported: 0 },
   { name: "5 MiB of images", html: repeat(`<img src=/i.png>`, SIZE), reported: Math.floor(SIZE / 16) },
@@ -68,7 +73,9 @@ describe("hostile pages: the scanner's work stays within twice the page", () => 
   }
 
   test("extractPage on the same kind of page: the link after 100,000 attributes, none from an unterminated script", () => {
-    expect(extractPage(`<a ${"x ".repeat(100_000)}href=/found>`, "http://site.test/", "genapi", 10).links).toEqual(["http://site.test/found"]);
+    expect(extractPage(`<a ${"x ".repeat(100_000)}href=/found>`, "http://site.test/", "genapi", 10).links).toEqual([
+      "http://site.test/found",
+    ]);
     expect(extractPage(`<a href=/before><script><!--${repeat("<a href=/no>", SIZE)}`, "http://site.test/", "genapi", 10).links).toEqual([
       "http://site.test/before",
     ]);

@@ -13,7 +13,11 @@ const hrefs = (html: string) => scanned(html).map(([, attributes]) => attributes
 
 describe("scanTags: the tokenizer's rules", () => {
   test("reported tags, attribute names lower-cased, values as written, the first of a repeated attribute", () => {
-    expect(scanned(`<A HREF="/x" Rel=next>a</A><p><img src='i.png' SRC=j><link rel=canonical href=/c><meta name=robots content="noindex, nofollow"><base href="/b/"><area href=/r>`)).toEqual([
+    expect(
+      scanned(
+        `<A HREF="/x" Rel=next>a</A><p><img src='i.png' SRC=j><link rel=canonical href=/c><meta name=robots content="noindex, nofollow"><base href="/b/"><area href=/r>`,
+      ),
+    ).toEqual([
       ["a", { href: "/x", rel: "next" }],
       ["img", { src: "i.png" }],
       ["link", { rel: "canonical", href: "/c" }],
@@ -44,12 +48,16 @@ describe("scanTags: the tokenizer's rules", () => {
   });
 
   test("comments: <!-->, <!--->, --> and --!> end them; links inside are text", () => {
-    expect(hrefs(`<!--><a href=/1><!---><a href=/2><!-- <a href=/no> --><a href=/3><!-- x --!><a href=/4><!-- a -- b ---><a href=/5>`)).toEqual(["/1", "/2", "/3", "/4", "/5"]);
+    expect(
+      hrefs(`<!--><a href=/1><!---><a href=/2><!-- <a href=/no> --><a href=/3><!-- x --!><a href=/4><!-- a -- b ---><a href=/5>`),
+    ).toEqual(["/1", "/2", "/3", "/4", "/5"]);
     expect(hrefs(`<!-- never closed <a href=/no>`)).toEqual([]);
   });
 
   test("doctype, processing instructions, CDATA in HTML and </ followed by a non-letter are bogus comments up to >", () => {
-    expect(hrefs(`<!DOCTYPE html><?xml version="1.0"?><a href=/1><![CDATA[ x ]]><a href=/2></ 3 <a href=/no><a href=/4></><a href=/5>`)).toEqual(["/1", "/2", "/4", "/5"]);
+    expect(
+      hrefs(`<!DOCTYPE html><?xml version="1.0"?><a href=/1><![CDATA[ x ]]><a href=/2></ 3 <a href=/no><a href=/4></><a href=/5>`),
+    ).toEqual(["/1", "/2", "/4", "/5"]);
   });
 
   test("< not followed by a letter, / or ! is text", () => {
@@ -80,13 +88,16 @@ describe("scanTags: the tokenizer's rules", () => {
   });
 
   test("svg and math: their elements' content is markup, CDATA sections are text, an HTML breakout tag ends them", () => {
-    expect(hrefs(`<svg><style><a href=/1></style><![CDATA[<a href=/no>]]><a href=/2></svg><style><a href=/no2></style><a href=/3>`)).toEqual(["/1", "/2", "/3"]);
+    expect(
+      hrefs(`<svg><style><a href=/1></style><![CDATA[<a href=/no>]]><a href=/2></svg><style><a href=/no2></style><a href=/3>`),
+    ).toEqual(["/1", "/2", "/3"]);
     expect(hrefs(`<svg><p><title><a href=/no></title><a href=/4>`)).toEqual(["/4"]);
     expect(hrefs(`<math><title><a href=/5></title></math>`)).toEqual(["/5"]);
   });
 
   test("a tag cut off by the end of the page is no tag", () => {
-    for (const html of [`<a href="/x"`, `<a href="/x`, `<a href=/x`, `<a href=`, `<a href`, `<a `, `<a`]) expect([html, hrefs(html)]).toEqual([html, []]);
+    for (const html of [`<a href="/x"`, `<a href="/x`, `<a href=/x`, `<a href=`, `<a href`, `<a `, `<a`])
+      expect([html, hrefs(html)]).toEqual([html, []]);
   });
 
   test("values: CR LF and CR read as LF, NUL as U+FFFD (the input stream's preprocessing)", () => {

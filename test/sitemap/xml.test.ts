@@ -36,7 +36,11 @@ test("escaped text reads back as the original", () => {
 });
 
 test("fitSitemap sorts by loc in code-unit order", () => {
-  const { entries, truncated } = fitSitemap([{ loc: "https://s.test/b" }, { loc: "https://s.test/B" }, { loc: "https://s.test/a" }, { loc: "https://s.test/" }], 10, 1e6);
+  const { entries, truncated } = fitSitemap(
+    [{ loc: "https://s.test/b" }, { loc: "https://s.test/B" }, { loc: "https://s.test/a" }, { loc: "https://s.test/" }],
+    10,
+    1e6,
+  );
   expect(entries.map((e) => e.loc)).toEqual(["https://s.test/", "https://s.test/B", "https://s.test/a", "https://s.test/b"]);
   expect(truncated).toBe(false);
 });

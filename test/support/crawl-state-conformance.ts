@@ -89,7 +89,10 @@ export function describeCrawlState(name: string, open: OpenState): void {
       const { state } = await open();
       const seen: CrawlProgress[] = [];
       const slow = site(40, () => Bun.sleep(2));
-      await runCrawl(`${SITE}/`, state, limits({ concurrency: 2 }), deps(slow.fetch), { onProgress: (p) => seen.push(p), progressEveryMs: 10 });
+      await runCrawl(`${SITE}/`, state, limits({ concurrency: 2 }), deps(slow.fetch), {
+        onProgress: (p) => seen.push(p),
+        progressEveryMs: 10,
+      });
       expect(seen.length).toBeGreaterThan(2);
       const last = seen.at(-1)!;
       expect(last).toMatchObject({ pagesCrawled: slow.requests.length - 1, pagesQueued: 0, urlsListed: 40 - 4 + 1 });

@@ -27,7 +27,8 @@ export function ensureDebianCommand(command: string, debianPackage: string): Pro
         ["apt-get", "install", "-y", "--no-install-recommends", debianPackage],
       ]) {
         const result = run(argv);
-        if (!result.ok) return { skip: `${command} is missing: ${argv.join(" ")} failed: ${result.output.split("\n").slice(-3).join(" | ")}` };
+        if (!result.ok)
+          return { skip: `${command} is missing: ${argv.join(" ")} failed: ${result.output.split("\n").slice(-3).join(" | ")}` };
       }
       const installed = Bun.which(command);
       return installed ? { path: installed } : { skip: `${debianPackage} installed but ${command} is still missing` };

@@ -5,9 +5,22 @@
 // PageFacts with; not used by the service.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES } from "../../src/sitemap/directives.ts";
 import { decodeHTMLAttribute } from "entities";
-import { factsFromTags, MAX_ALTERNATES_PER_PAGE, MAX_IMAGES_PER_PAGE, type ExtractExtras, type PageFacts, type Tags } from "../../src/sitemap/links.ts";
+import {
+  factsFromTags,
+  MAX_ALTERNATES_PER_PAGE,
+  MAX_IMAGES_PER_PAGE,
+  type ExtractExtras,
+  type PageFacts,
+  type Tags,
+} from "../../src/sitemap/links.ts";
 
-export function extractPageWithHtmlRewriter(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
+export function extractPageWithHtmlRewriter(
+  html: string,
+  pageUrl: string,
+  productToken: string,
+  maxLinks: number,
+  extras: ExtractExtras = {},
+): PageFacts {
   const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
   if (extras.alternates) tags.alternates = [];
   if (extras.images) tags.imageSrcs = new Set();

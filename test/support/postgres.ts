@@ -50,7 +50,15 @@ let running = false;
 
 function pgCtl(args: string[]): void {
   const { bin, data, dir, port } = cluster!;
-  asPostgres([`${bin}/pg_ctl`, "-D", data, "-w", "-l", join(dir, "log"), ...args.map((a) => a.replace("$OPTS", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`))]);
+  asPostgres([
+    `${bin}/pg_ctl`,
+    "-D",
+    data,
+    "-w",
+    "-l",
+    join(dir, "log"),
+    ...args.map((a) => a.replace("$OPTS", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`)),
+  ]);
 }
 
 /** Once this process is gone (passed, failed or killed): immediate shutdown, then removal. */
@@ -93,7 +101,17 @@ function ensureCluster(): Cluster {
   }
   cluster = { dir, data, port: freePort(), bin };
   watchdog(dir, data);
-  asPostgres([`${bin}/initdb`, "-D", data, "-U", "postgres", "--no-sync", "--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${pwfile}`]);
+  asPostgres([
+    `${bin}/initdb`,
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--no-sync",
+    "--auth-local=trust",
+    "--auth-host=scram-sha-256",
+    `--pwfile=${pwfile}`,
+  ]);
   startServer();
   // The superuser works through the socket (trust); genapi's role only over TCP with its password.
   psql(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD}'`);

@@ -110,4 +110,3 @@ function flush(conn: RawConnection): void {
   }
   for (const resolve of conn.drained.splice(0)) resolve();
 }
-

@@ -12,7 +12,8 @@ import { contract } from "./contract.ts";
 import { SCHEMA_FILE, typesFor } from "./generate-types.ts";
 import type { paths } from "./schema.d.ts";
 
-const page = (links: string[]) => `<!doctype html><html><head><title>t</title></head><body>${links.map((l) => `<a href="${l}">x</a>`).join("")}</body></html>`;
+const page = (links: string[]) =>
+  `<!doctype html><html><head><title>t</title></head><body>${links.map((l) => `<a href="${l}">x</a>`).join("")}</body></html>`;
 
 let site: Site;
 let server: RunningBinary;
