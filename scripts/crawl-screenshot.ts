@@ -46,9 +46,9 @@ const middle = progress[Math.floor(progress.length / 2)] ?? "";
 const summary = frames.at(-1)!.trim();
 console.log(`${progress.length} progress frames; middle: ${middle}\nsummary: ${summary}`);
 
-const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 const terminal = (title: string, lines: string[]) => `
-  <figure><figcaption>${title}</figcaption><pre>${lines.map(escape).join("\n")}</pre></figure>`;
+  <figure><figcaption>${title}</figcaption><pre>${lines.map(escapeHtml).join("\n")}</pre></figure>`;
 const html = `<!doctype html><meta charset="utf-8"><style>
   body { margin: 0; padding: 16px; background: #fff; font: 14px/1.4 sans-serif; width: 868px; }
   figure { margin: 0 0 14px; }

@@ -70,7 +70,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case "help":
       case "--help":
       case "-h":
-        io.stdout(USAGE + "\n");
+        io.stdout(`${USAGE}\n`);
         return command === undefined ? 2 : 0;
       case "--version":
       case "-v":
@@ -113,7 +113,7 @@ ${crawlOptionHelp()}`;
 async function crawl(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, { ...crawlCommandOptions(), help: { type: "boolean" } }, 1);
   if (values.help) {
-    io.stdout(CRAWL_USAGE + "\n");
+    io.stdout(`${CRAWL_USAGE}\n`);
     return 0;
   }
   return runCrawlCommand(positionals[0], resolveCrawlCommandConfig(values, io.env), processCrawlIo());
@@ -122,7 +122,7 @@ async function crawl(args: string[], io: CliIo): Promise<number> {
 async function serve(args: string[], io: CliIo): Promise<number> {
   const { values } = parse(args, { ...serveOptions, help: { type: "boolean" } });
   if (values.help) {
-    io.stdout(USAGE + "\n");
+    io.stdout(`${USAGE}\n`);
     return 0;
   }
   const config = resolveServeConfig(values, io.env);

@@ -51,7 +51,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   // line that says why serve gave up, if it does.
   const store = await openStore(config.dbPath, {
     purpose: "serve",
-    log: (msg) => io.stdout(JSON.stringify({ time: new Date().toISOString(), msg }) + "\n"),
+    log: (msg) => io.stdout(`${JSON.stringify({ time: new Date().toISOString(), msg })}\n`),
   });
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
@@ -128,14 +128,14 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
 
   const url = `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
   io.stdout(
-    JSON.stringify({
+    `${JSON.stringify({
       time: new Date().toISOString(),
       msg: `genapi ${VERSION} listening on ${url}`,
       version: VERSION,
       address: url,
       db: redactSpec(config.dbPath),
       store: store.kind,
-    }) + "\n",
+    })}\n`,
   );
   jobs.start();
 

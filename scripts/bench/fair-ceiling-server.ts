@@ -60,7 +60,7 @@ const server = Bun.serve({
     };
     const agent = request.headers.get("user-agent");
     if (agent) line.user_agent = agent.slice(0, 200);
-    log.write(JSON.stringify(line) + "\n");
+    log.write(`${JSON.stringify(line)}\n`);
     return response;
   },
 });

@@ -39,7 +39,10 @@ export async function quotaBench(ctx: Context): Promise<SectionResult> {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": apiKey },
         body: JSON.stringify({ url: closedUrl }),
-      }).then(async (res) => (await res.arrayBuffer(), res.status));
+      }).then(async (res) => {
+        await res.arrayBuffer();
+        return res.status;
+      });
     const first = await post(key);
     const before = [await post(key), await post(MISTYPED_KEY)];
 

@@ -47,15 +47,15 @@ export function renderReport(results: BenchResults, charts: ChartRef[] = []): st
     ),
     "",
   ];
-  sections.forEach((section, i) =>
+  sections.forEach((section, i) => {
     lines.push(
       ...renderSection(
         section,
         i + 1,
         charts.filter((c) => c.section === section.id),
       ),
-    ),
-  );
+    );
+  });
   return `${lines
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")

@@ -100,8 +100,8 @@ export function generateSite(dir: string, pages: number, seed = 20261121): SiteL
       }
     }
     const target = 15_000 + Math.floor(rand() * 15_000);
-    let html = head(path(i), links) + `<main><article><h1>Page ${i}</h1>${body.join("\n")}`;
-    while (html.length < target) html += pool[Math.floor(rand() * pool.length)]! + "\n";
+    let html = `${head(path(i), links)}<main><article><h1>Page ${i}</h1>${body.join("\n")}`;
+    while (html.length < target) html += `${pool[Math.floor(rand() * pool.length)]!}\n`;
     html += `</article></main><footer><a href="/">genapi bench site</a></footer></body></html>\n`;
     const file = join(dir, path(i).endsWith("/") ? `${path(i)}index.html` : path(i));
     mkdirSync(dirname(file), { recursive: true });

@@ -44,7 +44,9 @@ export function prepareTools(install: boolean, log: (line: string) => void): Too
   const debian = (name: (typeof DEBIAN)[number]): Tool => {
     const path = which(name);
     if (path === undefined) return { name, note: aptNote ?? "not installed" };
-    return { name, argv: [path], version: `${name} ${run(["dpkg-query", "-W", "-f=${Version}", name])} (Debian)` };
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${Version} is dpkg-query's --showformat field, not a template
+    const version = run(["dpkg-query", "-W", "-f=${Version}", name]);
+    return { name, argv: [path], version: `${name} ${version} (Debian)` };
   };
   return {
     wrk: debian("wrk"),

@@ -61,7 +61,7 @@ export function withRequestLog(
     };
     const agent = request.headers.get("user-agent");
     if (agent) line.user_agent = agent.slice(0, 200);
-    deps.write(JSON.stringify(line) + "\n");
+    deps.write(`${JSON.stringify(line)}\n`);
     deps.observe?.(line.method, line.path, line.status, line.duration_ms);
     return response;
   };

@@ -79,7 +79,13 @@ async function insertRows(sql: SQL, head: string, tail: string, rows: unknown[][
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
     const params: unknown[] = [];
-    const values = chunk.map((row) => `(${row.map((value) => (params.push(value), `$${params.length}`)).join(", ")})`);
+    const values = chunk.map((row) => {
+      const placeholders = row.map((value) => {
+        params.push(value);
+        return `$${params.length}`;
+      });
+      return `(${placeholders.join(", ")})`;
+    });
     await sql.unsafe(`${head} VALUES ${values.join(", ")} ${tail}`, params);
   }
 }

@@ -3,7 +3,7 @@
 // run one job twice.
 import type { Database } from "bun:sqlite";
 import type { JobStatus } from "./model.ts";
-import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, NewJob, StoredEntry, StoredJob } from "./job-store.ts";
+import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, StoredEntry, StoredJob } from "./job-store.ts";
 
 /** How job statements reach the database: H2's connection wrapper (retry while busy, then 503). */
 export interface SqliteAccess {

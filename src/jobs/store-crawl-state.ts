@@ -159,7 +159,7 @@ export class StoreCrawlState implements CrawlState {
 
   private async recordNow(page: PageRecord): Promise<RecordResult> {
     if (this.dead) return { dropped: 0, queued: 0 };
-    const facts = (this.facts ??= {
+    this.facts ??= {
       url: page.start ?? "",
       truncated: false,
       pagesCrawled: 0,
@@ -167,7 +167,8 @@ export class StoreCrawlState implements CrawlState {
       queued: 0,
       excluded: {},
       excludedExamples: {},
-    });
+    };
+    const facts = this.facts;
     if (page.start !== undefined) facts.url = page.start;
     facts.pagesCrawled += page.pages;
     if (page.done) {

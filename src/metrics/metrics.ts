@@ -94,7 +94,8 @@ export function createMetrics(sources: MetricsSources) {
   return {
     /** The text a scraper gets, and its content type. */
     async scrape(): Promise<Scrape> {
-      const ready = await (registry ??= buildRegistry());
+      registry ??= buildRegistry();
+      const ready = await registry;
       return { contentType: ready.contentType, body: await ready.metrics() };
     },
     /** The app's route templates (Elysia's `app.routes`), set once the app is composed. */

@@ -9,7 +9,7 @@ import { headerDirectives, mergeDirectives } from "./directives.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "./errors.ts";
 import { EXCLUSION_REASONS, nothingListedReason, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import { isHtml, isRedirect, lastModifiedOf, linkHeaderCanonical, mediaTypeOf } from "./headers.ts";
-import { followHops, type HopStep } from "./hops.ts";
+import { type Followed, followHops, type HopStep } from "./hops.ts";
 import { MAX_URL_LENGTH, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./limits.ts";
 import { decodeHtml, extractPage } from "./links.ts";
 import { CrawlStopped, createRequester, describeFailure, timerDelay, type HopFetcher, type Requester } from "./request.ts";
@@ -350,7 +350,7 @@ class Crawl {
     const excluded: { reason: ExclusionReason; url: string }[] = [];
     // This item's own requests: other items fetch meanwhile, so the shared counter cannot tell.
     let pages = 0;
-    let followed;
+    let followed: Followed<Answer>;
     try {
       followed = await followHops<Answer>(
         item.url,
@@ -526,7 +526,12 @@ class Crawl {
         if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");
         const media = mediaTypeOf(res.headers);
         if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
-        const large = { threshold: largePages.threshold, enter: async () => void (release = await largePages.acquire(signal)) };
+        const large = {
+          threshold: largePages.threshold,
+          enter: async () => {
+            release = await largePages.acquire(signal);
+          },
+        };
         const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal, large);
         size = bytes.byteLength;
         if (overflow)

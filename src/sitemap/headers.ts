@@ -57,13 +57,17 @@ const lastFixdate = { value: "", time: 0, iso: undefined as string | undefined }
 /** An HTTP date as a time and its W3C datetime; undefined when it is no valid date. */
 function readHttpDate(value: string, now: number): { time: number; iso: string } | undefined {
   let fields: [day: string, month: string, year: number, hour: string, minute: string, second: string] | undefined;
-  let match: RegExpExecArray | null;
-  if ((match = IMF_FIXDATE.exec(value))) {
+  let match = IMF_FIXDATE.exec(value);
+  if (match !== null) {
     fields = [match[1]!, match[2]!, Number(match[3]), match[4]!, match[5]!, match[6]!];
-  } else if ((match = RFC850_DATE.exec(value))) {
-    fields = [match[1]!, match[2]!, twoDigitYear(Number(match[3]), now), match[4]!, match[5]!, match[6]!];
-  } else if ((match = ASCTIME_DATE.exec(value))) {
-    fields = [match[2]!.trim(), match[1]!, Number(match[6]), match[3]!, match[4]!, match[5]!];
+  } else {
+    match = RFC850_DATE.exec(value);
+    if (match !== null) {
+      fields = [match[1]!, match[2]!, twoDigitYear(Number(match[3]), now), match[4]!, match[5]!, match[6]!];
+    } else {
+      match = ASCTIME_DATE.exec(value);
+      if (match !== null) fields = [match[2]!.trim(), match[1]!, Number(match[6]), match[3]!, match[4]!, match[5]!];
+    }
   }
   if (fields === undefined) return undefined;
   const [dd, monthName, year, hh, mm, ss] = fields;

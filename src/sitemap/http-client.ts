@@ -292,7 +292,10 @@ class Pool {
 
   private idOf(value: unknown): number {
     let id = this.tlsIds.get(value);
-    if (id === undefined) this.tlsIds.set(value, (id = this.tlsIds.size));
+    if (id === undefined) {
+      id = this.tlsIds.size;
+      this.tlsIds.set(value, id);
+    }
     return id;
   }
 
@@ -318,7 +321,10 @@ class Pool {
       connection.close();
       return;
     }
-    if (list === undefined) this.idle.set(key, (list = []));
+    if (list === undefined) {
+      list = [];
+      this.idle.set(key, list);
+    }
     connection.idleSince = performance.now();
     list.push(connection);
     this.idleCount++;
@@ -517,12 +523,17 @@ class Connection {
   onHandshake(socket: Socket<Connection>, success: boolean, error: Error | null): void {
     if (this.state !== State.Connecting) return;
     this.socket = socket;
-    if (!success && this.target.tls!.rejectUnauthorized !== false)
-      return this.fail(error ?? new HttpClientError("TLS handshake failed", "ERR_TLS_HANDSHAKE"), true);
+    if (!success && this.target.tls!.rejectUnauthorized !== false) {
+      this.fail(error ?? new HttpClientError("TLS handshake failed", "ERR_TLS_HANDSHAKE"), true);
+      return;
+    }
     const check = this.target.checkServerIdentity;
     if (check !== undefined && this.target.tls!.rejectUnauthorized !== false) {
       const refused = check(this.target.serverName ?? this.target.hostname, socket.getPeerCertificate());
-      if (refused) return this.fail(refused, true);
+      if (refused) {
+        this.fail(refused, true);
+        return;
+      }
     }
     this.ready();
   }
@@ -609,10 +620,19 @@ class Connection {
     const statusEnd = text.indexOf("\n");
     const statusLine = text.slice(0, text.charCodeAt(statusEnd - 1) === 13 ? statusEnd - 1 : statusEnd);
     const match = STATUS_LINE.exec(statusLine);
-    if (match === null) return (this.fail(malformed(`invalid status line ${JSON.stringify(statusLine.slice(0, 64))}`), false), null);
+    if (match === null) {
+      this.fail(malformed(`invalid status line ${JSON.stringify(statusLine.slice(0, 64))}`), false);
+      return null;
+    }
     const status = Number(match[2]);
-    if (status === 101) return (this.fail(malformed("unexpected 101 Switching Protocols"), false), null);
-    if (status < 100 || status > 599) return (this.fail(malformed(`invalid status ${status}`), false), null);
+    if (status === 101) {
+      this.fail(malformed("unexpected 101 Switching Protocols"), false);
+      return null;
+    }
+    if (status < 100 || status > 599) {
+      this.fail(malformed(`invalid status ${status}`), false);
+      return null;
+    }
     if (status < 200) return false;
 
     const headers = new Headers();
@@ -668,7 +688,10 @@ class Connection {
           case 14:
             if (name.toLowerCase() === "content-length") {
               if (folded) lengths![lengths!.length - 1] += ` ${value}`;
-              else (lengths ??= []).push(value);
+              else {
+                lengths ??= [];
+                lengths.push(value);
+              }
             }
             break;
           case 16:
@@ -681,7 +704,8 @@ class Connection {
       }
     } catch (err) {
       // Headers throws a TypeError for a name that is not a token or a value with NUL or CR.
-      return (this.fail(err instanceof HttpClientError ? err : malformed("invalid header field"), false), null);
+      this.fail(err instanceof HttpClientError ? err : malformed("invalid header field"), false);
+      return null;
     }
 
     this.status = status;
@@ -699,11 +723,10 @@ class Connection {
         .filter((c) => c !== "" && c !== "identity");
       if (codings.length === 0) this.framing = Framing.Close;
       else if (codings.length === 1 && codings[0] === "chunked") this.framing = Framing.Chunked;
-      else
-        return (
-          this.fail(new HttpClientError(`unsupported transfer coding ${JSON.stringify(transfer)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"), false),
-          null
-        );
+      else {
+        this.fail(new HttpClientError(`unsupported transfer coding ${JSON.stringify(transfer)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"), false);
+        return null;
+      }
       this.chunk = Chunk.Size;
       // RFC 9112 6.1: both framings at once may be an attempt at request smuggling: not reused.
       if (lengths !== null || http10) this.keepAlive = false;
@@ -712,8 +735,10 @@ class Connection {
       if (lengths !== null) headers.delete("content-length");
     } else if (lengths !== null) {
       const length = contentLength(lengths);
-      if (length < 0)
-        return (this.fail(malformed(`invalid Content-Length ${JSON.stringify(lengths.join(", ").slice(0, 64))}`), false), null);
+      if (length < 0) {
+        this.fail(malformed(`invalid Content-Length ${JSON.stringify(lengths.join(", ").slice(0, 64))}`), false);
+        return null;
+      }
       this.framing = Framing.Length;
       this.remaining = length;
     } else {
@@ -728,14 +753,10 @@ class Connection {
         .map(trimOws)
         .filter((c) => c !== "" && c !== "identity");
       for (const coding of codings) {
-        if (!DECODERS.has(coding))
-          return (
-            this.fail(
-              new HttpClientError(`unsupported content encoding ${JSON.stringify(coding)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"),
-              false,
-            ),
-            null
-          );
+        if (!DECODERS.has(coding)) {
+          this.fail(new HttpClientError(`unsupported content encoding ${JSON.stringify(coding)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"), false);
+          return null;
+        }
       }
       if (codings.length > 0) this.encodings = codings;
     }
@@ -903,7 +924,8 @@ class Connection {
 
   /** Keeps a piece of an unfinished head or line until the rest arrives. */
   private keep(piece: Buffer): void {
-    (this.partial ??= []).push(piece);
+    this.partial ??= [];
+    this.partial.push(piece);
     this.partialLength += piece.byteLength;
   }
 
@@ -1079,8 +1101,14 @@ class Connection {
 
   onError(error: Error): void {
     if (this.state === State.Closed && this.pending === null) return;
-    if (this.state === State.Idle) return this.destroy();
-    if (this.phase === Phase.Body && this.pending !== null) return this.bodyError(error);
+    if (this.state === State.Idle) {
+      this.destroy();
+      return;
+    }
+    if (this.phase === Phase.Body && this.pending !== null) {
+      this.bodyError(error);
+      return;
+    }
     this.fail(error, this.state === State.Connecting);
   }
 
@@ -1223,7 +1251,8 @@ let zlibModule: typeof import("node:zlib") | undefined;
 
 /** Decodes at once, the last coding applied first; throws ERR_BUFFER_TOO_LARGE past `max` bytes. */
 function decodeSync(bytes: Uint8Array, encodings: string[], max: number): Uint8Array {
-  const zlib = (zlibModule ??= require("node:zlib") as typeof import("node:zlib"));
+  zlibModule ??= require("node:zlib") as typeof import("node:zlib");
+  const zlib = zlibModule;
   let out = bytes;
   for (let i = encodings.length - 1; i >= 0; i--) {
     const options = { maxOutputLength: max };
@@ -1325,7 +1354,7 @@ export class BufferedResponse extends (Response as unknown as new (body: null, i
     return new TextDecoder().decode(await this.#take());
   }
 
-  async json(): Promise<any> {
+  async json(): Promise<unknown> {
     return JSON.parse(await this.text());
   }
 
@@ -1353,13 +1382,13 @@ export class BufferedResponse extends (Response as unknown as new (body: null, i
 
   static {
     // `body` and `bodyUsed` are accessors on Response.prototype; TypeScript knows them as fields.
-    Object.defineProperty(this.prototype, "body", {
+    Object.defineProperty(BufferedResponse.prototype, "body", {
       get(this: BufferedResponse) {
         return this.#body();
       },
       configurable: true,
     });
-    Object.defineProperty(this.prototype, "bodyUsed", {
+    Object.defineProperty(BufferedResponse.prototype, "bodyUsed", {
       get(this: BufferedResponse) {
         return this.#stream === null ? this.#used : this.#used || this.#stream.locked;
       },

@@ -59,7 +59,7 @@ export async function readRobotsSitemaps(
   accept: (url: string) => boolean | Promise<boolean>,
   limits: SitemapReadLimits = defaultSitemapReadLimits,
 ): Promise<SitemapReadResult> {
-  const inScope = (url: string | null): url is string => url !== null && url.startsWith(`${origin}/`);
+  const inScope = (url: string | null): url is string => url?.startsWith(`${origin}/`) === true;
   const queue: { url: string; depth: number }[] = [];
   const queued = new Set<string>();
   const add = (url: string, depth: number) => {

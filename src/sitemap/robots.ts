@@ -94,7 +94,7 @@ export function parseRobots(origin: string, text: string, productToken: string):
  */
 export function compileRule(allow: boolean, value: string): Rule {
   const query = value.indexOf("?");
-  const pattern = query < 0 ? encodePathOnce(value) : encodePathOnce(value.slice(0, query)) + "?" + encodeQueryOnce(value.slice(query + 1));
+  const pattern = query < 0 ? encodePathOnce(value) : `${encodePathOnce(value.slice(0, query))}?${encodeQueryOnce(value.slice(query + 1))}`;
   const anchored = pattern.endsWith("$");
   const parts = (anchored ? pattern.slice(0, -1) : pattern).split("*").map(matchForm);
   return { allow, length: pattern.length, parts, anchored };

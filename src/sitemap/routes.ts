@@ -6,7 +6,7 @@ import { API_KEY_SCHEME } from "../ops/docs.ts";
 import { createAdmission, fail, type AdmissionDeps, type Admitted, type BodyCheck } from "./admission.ts";
 import type { CrawlResult } from "./crawler.ts";
 import { parseCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
-import { CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
+import { type CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
 import { crawlErrorAnswer } from "./errors.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
 import { with429Example } from "../http/openapi.ts";

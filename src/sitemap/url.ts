@@ -102,6 +102,7 @@ function writtenQuery(input: string): string | null {
   if (hash >= 0 && hash < mark) return null;
   // The URL parser drops tabs and newlines anywhere and C0 controls and spaces at the ends.
   const query = input.slice(mark + 1, hash < 0 ? undefined : hash).replace(/[\t\n\r]/g, "");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the URL parser strips trailing C0 controls and spaces, so this must match them
   return hash < 0 ? query.replace(/[\u0000-\u0020]+$/, "") : query;
 }
 
@@ -136,9 +137,9 @@ export function encodeQueryOnce(query: string): string {
  */
 export function matchForm(text: string): string {
   if (!text.includes("%")) return text;
-  return text.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (sequence, hex: string) => {
     const decoded = String.fromCharCode(parseInt(hex, 16));
-    return UNRESERVED.test(decoded) || decoded === "*" || decoded === "$" ? decoded : escape.toUpperCase();
+    return UNRESERVED.test(decoded) || decoded === "*" || decoded === "$" ? decoded : sequence.toUpperCase();
   });
 }
 

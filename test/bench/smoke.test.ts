@@ -98,6 +98,5 @@ describe("bench harness, smoke mode", () => {
       expect(report).toContain(`![${title}](docs/bench/${file})`);
       expect(readFileSync(join(out, "docs/bench", file), "utf8")).toStartWith("<svg xmlns=");
     }
-  }, // About 35-40 s on a quiet 2-core machine; the margin is for other test files running beside it.
-  120_000);
+  }, 120_000); // About 35-40 s on a quiet 2-core machine; the margin is for other test files running beside it.
 });

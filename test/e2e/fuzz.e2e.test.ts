@@ -92,7 +92,7 @@ describe("dist/genapi under malformed input", () => {
           "application/x-www-form-urlencoded",
           junk(5).replace(/[^\x20-\x7e]/g, ""),
         ]),
-        "x-api-key": pick([key, key, key, "", `genapi_${junk(10).replace(/[^\x21-\x7e]/g, "a")}`, key.slice(0, -1) + "Z"]),
+        "x-api-key": pick([key, key, key, "", `genapi_${junk(10).replace(/[^\x21-\x7e]/g, "a")}`, `${key.slice(0, -1)}Z`]),
         [`x-${int(1e6)}`]: "v".repeat(int(4000)),
       };
       if (random() < 0.1) headers["x-forwarded-for"] = junk(20).replace(/[^\x20-\x7e]/g, ",");

@@ -34,7 +34,7 @@ beforeAll(async () => {
       new Response(
         new ReadableStream({
           pull(controller) {
-            controller.enqueue(new TextEncoder().encode("<p>" + "x".repeat(1024 * 1024)));
+            controller.enqueue(new TextEncoder().encode(`<p>${"x".repeat(1024 * 1024)}`));
           },
         }),
         { headers: { "content-type": "text/html" } },
@@ -144,7 +144,10 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
     // The crawl of this site waits 2 s for /p0.
     const slowSite = await serveSite({
       "/": html(`<a href="/p0">p0</a>`),
-      "/p0": async () => (await Bun.sleep(2000), html("slow")),
+      "/p0": async () => {
+        await Bun.sleep(2000);
+        return html("slow");
+      },
     });
     const send = (url: string, signal?: AbortSignal) => generate(single, ownKey, url, {}, signal);
     const abort = new AbortController();
@@ -168,7 +171,10 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
     const fine = await serveSite({ "/": html("<a href='/a'>a</a>"), "/a": html("a") });
     const order: string[] = [];
     const crawl = (name: string, url: string) =>
-      generate(server, key, url).then(async (res) => (order.push(name), { status: res.status, body: (await res.json()) as any }));
+      generate(server, key, url).then(async (res) => {
+        order.push(name);
+        return { status: res.status, body: (await res.json()) as any };
+      });
     const seenBefore = site.requests.length;
     const hostile = crawl("hostile", `${site.url}/`);
     // Wait until the hostile crawl is under way.

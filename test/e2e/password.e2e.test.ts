@@ -81,7 +81,7 @@ describe("dist/genapi: password endpoint", () => {
     const res = await fetch(`${genapi.url}/api.php`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: "exclude=" + "x".repeat(70 * 1024),
+      body: `exclude=${"x".repeat(70 * 1024)}`,
     });
     expect(res.status).toBe(413);
     expect(((await res.json()) as any).success).toBe(false);

@@ -12,7 +12,7 @@ const UNREACHABLE = "Service temporarily unavailable: the database is unreachabl
 
 let site: Site;
 let url: string;
-let servers: RunningBinary[] = [];
+const servers: RunningBinary[] = [];
 let target: string;
 
 beforeAll(async () => {
@@ -32,7 +32,11 @@ afterAll(async () => {
   await site.stop();
 });
 
-const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((t, s) => ((t[s] = (t[s] ?? 0) + 1), t), {});
+const tally = (statuses: number[]) =>
+  statuses.reduce<Record<number, number>>((t, s) => {
+    t[s] = (t[s] ?? 0) + 1;
+    return t;
+  }, {});
 
 async function status(server: RunningBinary, key: string): Promise<number> {
   const res = await generate(server, key, target, {}, AbortSignal.timeout(10_000));

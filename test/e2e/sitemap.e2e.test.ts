@@ -139,7 +139,10 @@ describe("dist/genapi: graceful stop", () => {
   test("SIGTERM during a slow crawl: the crawl still answers 200, then the process exits 0", async () => {
     const slow = await serveSite({
       "/": page("slow home", ["/slow"]),
-      "/slow": async () => (await Bun.sleep(1500), new Response(page("slow", []), { headers: { "content-type": "text/html" } })),
+      "/slow": async () => {
+        await Bun.sleep(1500);
+        return new Response(page("slow", []), { headers: { "content-type": "text/html" } });
+      },
     });
     const dbPath = join(tempDir(), "genapi.db");
     const key = await createKey(dbPath);

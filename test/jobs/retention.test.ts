@@ -14,7 +14,13 @@ test("finished jobs older than the retention are deleted in batches; younger and
   migrate(db, [...migrations, sqliteJobsMigration]);
   let writes = 0;
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
-  const store = createSqliteJobStore({ read: direct, write: async (fn) => (writes++, fn(db)) });
+  const store = createSqliteJobStore({
+    read: direct,
+    write: async (fn) => {
+      writes++;
+      return fn(db);
+    },
+  });
   const day = 86_400_000;
   const now = Date.parse("2026-11-22T12:00:00.000Z");
   const facts = {

@@ -31,12 +31,13 @@ async function sqliteStore(): Promise<JobStore> {
 
 let pg: Promise<JobStore> | undefined;
 function postgresStore(): Promise<JobStore> {
-  return (pg ??= (async () => {
+  pg ??= (async () => {
     const sql = new SQL(await createDatabase());
     await sql.unsafe(postgresJobsMigration.sql);
     closers.push(() => sql.close());
     return createPostgresJobStore({ query: (fn) => fn(sql) });
-  })());
+  })();
+  return pg;
 }
 
 /** A claimed job in `store` and a state over it; reopening makes a new state for the same job. */

@@ -137,8 +137,9 @@ export async function readEventStream(body: ReadableStream<Uint8Array>, onEvent:
   };
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
-    let match: RegExpExecArray | null;
-    while ((match = /\r\n|\r|\n/.exec(buffer)) !== null) {
+    for (;;) {
+      const match = /\r\n|\r|\n/.exec(buffer);
+      if (match === null) break;
       // A CR at the very end may be the first half of a CRLF: wait for more.
       if (match[0] === "\r" && match.index === buffer.length - 1) break;
       line(buffer.slice(0, match.index));

@@ -55,7 +55,7 @@ describe("hasValidChecksum", () => {
     for (const key of [KNOWN_KEY, sample]) {
       let tried = 0;
       for (let i = 0; i < key.length; i++) {
-        for (const c of BASE62 + "_-. é") {
+        for (const c of `${BASE62}_-. é`) {
           if (c === key[i]) continue;
           const mistyped = key.slice(0, i) + c + key.slice(i + 1);
           expect(hasValidChecksum(mistyped)).toBe(false);
@@ -74,7 +74,7 @@ describe("hasValidChecksum", () => {
   });
 
   test("rejects wrong shapes", () => {
-    for (const key of ["", "genapi_", KNOWN_KEY.slice(0, -1), KNOWN_KEY + "0", ` ${KNOWN_KEY}`, KNOWN_KEY.replace("genapi_", "GENAPI_")]) {
+    for (const key of ["", "genapi_", KNOWN_KEY.slice(0, -1), `${KNOWN_KEY}0`, ` ${KNOWN_KEY}`, KNOWN_KEY.replace("genapi_", "GENAPI_")]) {
       expect(hasValidChecksum(key)).toBe(false);
     }
   });

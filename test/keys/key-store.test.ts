@@ -1,4 +1,4 @@
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,7 +20,11 @@ function keyStartingWith(start: string): (n: number) => Uint8Array {
   let first = true;
   return (n) => {
     const bytes = crypto.getRandomValues(new Uint8Array(n)).map((b) => b % 62);
-    if (first) [...start].forEach((c, i) => (bytes[i] = alphabet.indexOf(c)));
+    if (first) {
+      [...start].forEach((c, i) => {
+        bytes[i] = alphabet.indexOf(c);
+      });
+    }
     first = false;
     return bytes;
   };

@@ -13,7 +13,7 @@ const CLASSES = ["uppercase", "lowercase", "numbers", "symbols"] as const;
 /** Every combination of the four classes as `true`/`false`, the all-false one included. */
 const combinations = Array.from(
   { length: 16 },
-  (_, mask) => "?length=12&" + CLASSES.map((name, bit) => `${name}=${mask & (1 << bit) ? "true" : "false"}`).join("&"),
+  (_, mask) => `?length=12&${CLASSES.map((name, bit) => `${name}=${mask & (1 << bit) ? "true" : "false"}`).join("&")}`,
 );
 
 const QUERIES = [
@@ -50,13 +50,13 @@ const QUERIES = [
   "?exclude=abcdef&exclude_similar=1",
   "?exclude=",
   "?exclude=0123456789&uppercase=0&lowercase=0&symbols=0",
-  "?exclude=" + "a".repeat(129),
-  "?exclude=" + "a".repeat(128),
-  "?exclude=" + encodeURIComponent("äöü😀ABC"),
-  "?" + encodeURIComponent("ünïcode") + "=1&length=" + encodeURIComponent("１２"),
+  `?exclude=${"a".repeat(129)}`,
+  `?exclude=${"a".repeat(128)}`,
+  `?exclude=${encodeURIComponent("äöü😀ABC")}`,
+  `?${encodeURIComponent("ünïcode")}=1&length=${encodeURIComponent("１２")}`,
   "?length=20&unknown=1&foo",
   "?length=20#fragment",
-  "?" + "padding=x&".repeat(4000) + "length=40",
+  `?${"padding=x&".repeat(4000)}length=40`,
   ...combinations,
 ];
 

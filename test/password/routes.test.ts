@@ -237,7 +237,7 @@ describe("POST /api.php", () => {
   test("a body of 64 KiB is read; one byte more is 413", async () => {
     const padded = (size: number) => {
       const prefix = '{"length":"20","pad":"';
-      return prefix + "x".repeat(size - prefix.length - 2) + '"}';
+      return `${prefix}${"x".repeat(size - prefix.length - 2)}"}`;
     };
     const ok = await post(padded(64 * 1024), "application/json");
     expect(ok.status).toBe(200);

@@ -83,7 +83,11 @@ function coverCount(length: number, covered: number): bigint {
   ways[covered] = 1n;
   for (let step = 0; step < length; step++) {
     const next: bigint[] = Array(ALL + 1).fill(0n);
-    ways.forEach((count, set) => SIZES.forEach((size, cls) => (next[set | (1 << cls)]! += count * BigInt(size))));
+    ways.forEach((count, set) => {
+      SIZES.forEach((size, cls) => {
+        next[set | (1 << cls)]! += count * BigInt(size);
+      });
+    });
     ways = next;
   }
   return ways[ALL]!;

@@ -232,7 +232,7 @@ describe("shared and concurrent counting", () => {
       expect(
         results
           .map((r) => r.remaining)
-          .filter((r, i) => results[i]!.admitted)
+          .filter((_, i) => results[i]!.admitted)
           .sort((x, y) => x - y),
       ).toEqual(Array.from({ length: expected }, (_, i) => limit - used - expected + i));
       expect(peek(handles[1]!, bucket, limit, NOON).remaining).toBe(limit - used - expected);

@@ -167,7 +167,9 @@ describe("crawlSite: limits", () => {
       "/": links("/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"),
       ...Object.fromEntries([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [`/${n}`, "x"])),
     });
-    site.hooks.onFetch = () => void (site.clock.now += 10_000);
+    site.hooks.onFetch = () => {
+      site.clock.now += 10_000;
+    };
     const result = await site.crawl({ timeoutMs: 60_000, concurrency: 1 });
     // robots.txt at 10 s, start page at 20 s, /1../4 at 30..60 s: the budget is spent.
     expect(result).toMatchObject({ pagesCrawled: 5, truncated: true, durationMs: 60_000 });
@@ -284,7 +286,12 @@ describe("crawlSite: stopping and refusing", () => {
     await expectCrawlFailure(fakeSite({ "/": "x" }).crawl({}, `${SITE}/`, ctrl.signal), "aborted");
 
     const later = new AbortController();
-    const site = fakeSite({ "/": () => (later.abort(), new Promise<Response>(() => {})) });
+    const site = fakeSite({
+      "/": () => {
+        later.abort();
+        return new Promise<Response>(() => {});
+      },
+    });
     await expectCrawlFailure(site.crawl({}, `${SITE}/`, later.signal), "aborted");
   });
 
@@ -293,7 +300,10 @@ describe("crawlSite: stopping and refusing", () => {
     const site = fakeSite({
       "/": links("/a", "/b", "/c"),
       "/a": "a",
-      "/b": () => (ctrl.abort(), new Promise<Response>(() => {})),
+      "/b": () => {
+        ctrl.abort();
+        return new Promise<Response>(() => {});
+      },
       "/c": "c",
     });
     const result = await site.crawl({ concurrency: 1 }, `${SITE}/`, ctrl.signal);
@@ -372,12 +382,20 @@ describe("crawlSite: the start URL", () => {
 
   test("the time budget counts against the start page too", async () => {
     const site = fakeSite({ "/": "x" });
-    site.hooks.onFetch = () => void (site.clock.now += 61_000);
+    site.hooks.onFetch = () => {
+      site.clock.now += 61_000;
+    };
     await expectCrawlFailure(site.crawl({ timeoutMs: 60_000 }), "timed out");
   });
 });
 
 test("a time budget past setTimeout's range does not fire at once", async () => {
-  const site = fakeSite({ "/": links("/a"), "/a": async () => (await Bun.sleep(5), html("a")) });
+  const site = fakeSite({
+    "/": links("/a"),
+    "/a": async () => {
+      await Bun.sleep(5);
+      return html("a");
+    },
+  });
   expect(await site.crawl({ timeoutMs: 2 ** 40, requestTimeoutMs: 2 ** 40 })).toMatchObject({ pagesCrawled: 2, truncated: false });
 });

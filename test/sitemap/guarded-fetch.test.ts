@@ -20,7 +20,7 @@ interface Seen {
 }
 
 const seen: Seen[] = [];
-const body = "<html><body>" + "decoded ".repeat(100) + "</body></html>";
+const body = `<html><body>${"decoded ".repeat(100)}</body></html>`;
 
 const fixtureHandler = (request: Request): Response => {
   const url = new URL(request.url);

@@ -219,7 +219,7 @@ describe("decodeHtml", () => {
     expect(decodeHtml(new TextEncoder().encode("<p>é"), "no-such-charset")).toBe("<p>é");
     const junk = Uint8Array.from({ length: 50_000 }, (_, i) => (i * 7919 + (i >> 3)) & 255);
     for (const charset of [undefined, "utf-16le", "shift_jis", "bogus"]) {
-      expect(extractPage(decodeHtml(junk, charset) + '<a href="/after">', PAGE, "genapi", 10).links).toContain("http://site.test/after");
+      expect(extractPage(`${decodeHtml(junk, charset)}<a href="/after">`, PAGE, "genapi", 10).links).toContain("http://site.test/after");
     }
   });
 });

@@ -22,8 +22,6 @@ async function crawl(site: Site, options: Partial<CrawlOptions> = {}, limits: Pa
   return result;
 }
 
-const html = (body: string, headers: Record<string, string> = {}) =>
-  new Response(body, { headers: { "content-type": "text/html", ...headers } });
 const links = (...hrefs: string[]) => hrefs.map((h) => `<a href="${h}">${h}</a>`).join("\n");
 const redirect = (to: string) => new Response(null, { status: 301, headers: { location: to } });
 const rel = (site: Site, urls: string[]) => urls.map((u) => u.replace(site.url, ""));

@@ -8,8 +8,14 @@ test("the gate grants its permits, queues the rest in order, and hands a release
   const a = await gate.acquire(signal);
   const b = await gate.acquire(signal);
   const order: string[] = [];
-  const c = gate.acquire(signal).then((release) => (order.push("c"), release));
-  const d = gate.acquire(signal).then((release) => (order.push("d"), release));
+  const c = gate.acquire(signal).then((release) => {
+    order.push("c");
+    return release;
+  });
+  const d = gate.acquire(signal).then((release) => {
+    order.push("d");
+    return release;
+  });
   await Bun.sleep(1);
   expect(order).toEqual([]);
   a(100);

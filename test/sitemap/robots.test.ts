@@ -184,17 +184,20 @@ describe("parseRobots matching against robots-parser", () => {
   // exhaustive matcher; over random patterns of /, a, b, * and $ the two must always agree.
   test("agrees with robots-parser on 20,000 random pattern/path pairs", () => {
     let seed = 9309;
-    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     const word = (alphabet: string, max: number) =>
       Array.from({ length: 1 + Math.floor(random() * max) }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
     for (let i = 0; i < 20_000; i++) {
       const lines = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
-        let pattern = "/" + word("ab*", 6);
+        let pattern = `/${word("ab*", 6)}`;
         if (random() < 0.3) pattern += "$";
         return `${random() < 0.5 ? "Allow" : "Disallow"}: ${pattern}`;
       });
       const text = `User-agent: *\n${lines.join("\n")}\n`;
-      const path = "/" + word("ab", 8);
+      const path = `/${word("ab", 8)}`;
       const expected = robotsParser(`${ORIGIN}/robots.txt`, text).isAllowed(ORIGIN + path, "genapi") === true;
       if (allowed(text, path) !== expected)
         throw new Error(`disagree on ${JSON.stringify(text)} for ${path}: robots-parser says ${expected}`);
@@ -203,7 +206,7 @@ describe("parseRobots matching against robots-parser", () => {
 
   test("a hostile file of wildcard-heavy patterns still decides correctly", () => {
     const hostile = `User-agent: *\n${Array.from({ length: 2_000 }, (_, i) => `Disallow: /*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b${i}`).join("\n")}\nDisallow: /*a*z$\n`;
-    const long = "/" + "a".repeat(2_000);
+    const long = `/${"a".repeat(2_000)}`;
     expect(allowed(hostile, long)).toBe(true);
     expect(allowed(hostile, `${long}b1999`)).toBe(false);
     expect(allowed(hostile, `${long}z`)).toBe(false);

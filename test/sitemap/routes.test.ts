@@ -27,7 +27,7 @@ describe("POST /api/generate: step 1, the key", () => {
   test.each([
     ["missing", null],
     ["malformed", "nope"],
-    ["bad checksum", "genapi_" + "A".repeat(38)],
+    ["bad checksum", `genapi_${"A".repeat(38)}`],
   ])("%s key: 401 with the exact message and no rate-limit headers", async (_, key) => {
     const { generate } = setup();
     const res = await generate(key);
@@ -68,7 +68,7 @@ describe("POST /api/generate: steps 2-4, body, URL and target (never counted)", 
     ["url relative", '{"url": "/about"}', 400, INVALID_URL],
     ["url ftp", '{"url": "ftp://example.com/"}', 400, INVALID_URL],
     ["url with credentials", '{"url": "https://user:pw@example.com/"}', 400, INVALID_URL],
-    ["url over 2,048 characters", JSON.stringify({ url: "https://example.com/" + "a".repeat(2030) }), 400, INVALID_URL],
+    ["url over 2,048 characters", JSON.stringify({ url: `https://example.com/${"a".repeat(2030)}` }), 400, INVALID_URL],
   ])("%s: %i", async (_, body, status, message) => {
     const { generate, free } = setup();
     const res = await generate(free, body);
@@ -154,7 +154,10 @@ describe("POST /api/generate: step 5, the daily quota", () => {
 
   test("30 concurrent requests with 5 left admit exactly 5", async () => {
     const ctx = setup({
-      crawl: async (url) => (await Bun.sleep(5), crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 5 })),
+      crawl: async (url) => {
+        await Bun.sleep(5);
+        return crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 5 });
+      },
     });
     const statuses = await Promise.all(Array.from({ length: 30 }, () => ctx.generate(ctx.free).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
@@ -168,7 +171,10 @@ describe("POST /api/generate: step 6, capacity", () => {
     const gate = new Promise<void>((resolve) => (finish = resolve));
     const ctx = setup({
       slots: new CrawlSlots(1, 1),
-      crawl: async (url) => (await gate, crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 1 })),
+      crawl: async (url) => {
+        await gate;
+        return crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 1 });
+      },
     });
     const running = ctx.generate(ctx.free);
     const queued = ctx.generate(ctx.free);

@@ -114,7 +114,7 @@ describe("scanTags: the tokenizer's rules", () => {
       [`<a href="${"x".repeat(size)}`, 0],
       [`<!--${"-".repeat(size)}`, 0],
       [`<script><!--${"<script>".repeat(size / 8)}`, 0],
-      [`<b>`.repeat(size / 3) + `<a href=/deep>`, 1],
+      [`${"<b>".repeat(size / 3)}<a href=/deep>`, 1],
       [`<title>${"</titl".repeat(size / 6)}`, 0],
     ];
     for (const [html, count] of cases) {

@@ -61,6 +61,6 @@ describe("parseTargetUrl", () => {
     const longest = base + "a".repeat(2048 - base.length);
     expect(longest.length).toBe(2048);
     expect(parseTargetUrl(longest)?.href).toBe(longest);
-    expect(parseTargetUrl(longest + "a")).toBeNull();
+    expect(parseTargetUrl(`${longest}a`)).toBeNull();
   });
 });

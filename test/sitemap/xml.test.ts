@@ -26,12 +26,12 @@ test("escapes the five XML special characters", () => {
 });
 
 test("escaped text reads back as the original", () => {
-  const unescape = (s: string) =>
+  const unescapeXml = (s: string) =>
     s.replace(/&(amp|lt|gt|apos|quot);/g, (_, name: string) => ({ amp: "&", lt: "<", gt: ">", apos: "'", quot: '"' })[name]!);
   for (const original of [`&amp;`, `a&b<c>d'e"f`, "&&<<", "plain", "&lt;"]) {
     const escaped = escapeXml(original);
     expect(escaped).not.toMatch(/[<>'"]|&(?!(amp|lt|gt|apos|quot);)/);
-    expect(unescape(escaped)).toBe(original);
+    expect(unescapeXml(escaped)).toBe(original);
   }
 });
 

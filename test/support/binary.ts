@@ -26,7 +26,7 @@ process.on("exit", () => {
 
 /** The path of an up-to-date executable, building it once per test run if needed. */
 export function ensureBinary(): Promise<string> {
-  return (built ??= (async () => {
+  built ??= (async () => {
     if (process.env.GENAPI_BIN) return BINARY;
     const sourcesAt = Math.max(newestSource(join(root, "src")), statSync(join(root, "package.json")).mtimeMs);
     let binaryAt = 0;
@@ -38,7 +38,8 @@ export function ensureBinary(): Promise<string> {
       if ((await proc.exited) !== 0) throw new Error(`build failed: ${await new Response(proc.stderr).text()}`);
     }
     return BINARY;
-  })());
+  })();
+  return built;
 }
 
 export function tempDir(prefix = "genapi-test-"): string {
@@ -88,8 +89,7 @@ export async function startBinary(options: StartOptions = {}): Promise<RunningBi
     let buffer = "";
     for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) {
       buffer += chunk;
-      let newline: number;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
+      for (let newline = buffer.indexOf("\n"); newline >= 0; newline = buffer.indexOf("\n")) {
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + 1);
         stdout.push(line);

@@ -66,7 +66,7 @@ export function describeCrawlState(name: string, open: OpenState): void {
       const stop = new AbortController();
       let seen = 0;
       // Stop after 120 requests, with requests in flight and redirects half followed.
-      const first = site(300, async (path) => {
+      const first = site(300, async () => {
         if (++seen === 120) stop.abort();
         if (seen >= 120) await Bun.sleep(5);
       });
