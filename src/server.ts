@@ -15,7 +15,7 @@ import { metricsRoutes } from "./metrics/routes.ts";
 import { passwordFastLane } from "./password/fast-lane.ts";
 import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
-import { createAdmission } from "./sitemap/admission.ts";
+import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./version.ts";
 

@@ -4,7 +4,7 @@
 // parser with no network at all.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCrawlLimits } from "../../src/sitemap/crawler.ts";
+import { defaultCrawlLimits } from "../../src/crawler/engine.ts";
 import type { Context } from "./context.ts";
 import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "./proc.ts";
 import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "./results.ts";
@@ -158,7 +158,7 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
       { "pages/s": summarize(parseCeiling), "genapi ÷ this": vs(parseCeiling) },
       {
         command: `taskset -c ${CORES.server} bun scripts/bench/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
-        note: "decodeHtml + extractPage (src/sitemap/links.ts) over the site's pages in memory, one core, no network",
+        note: "decodeHtml + extractPage (src/crawler/html/links.ts) over the site's pages in memory, one core, no network",
       },
     ),
   );

@@ -1,8 +1,8 @@
 // Turns a job's listed entries (in the store, sorted by loc) into its sitemap files with the shared
 // sitemap writer, each stored gzip-compressed: one <urlset> as sitemap.xml, or, past 50,000 URLs
 // or 50 MB, parts and a <sitemapindex> whose <loc>s are where the owner will publish them.
-import { writeSitemap, type PartLimits } from "../sitemap/sitemap-writer.ts";
-import type { SitemapEntry } from "../sitemap/xml.ts";
+import { writeSitemap, type PartLimits } from "../crawler/output/sitemap-writer.ts";
+import type { SitemapEntry } from "../crawler/output/xml.ts";
 import type { JobStore, StoredEntry, StoredJob } from "./job-store.ts";
 import type { JobProgress, JobResult } from "./model.ts";
 

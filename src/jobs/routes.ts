@@ -3,8 +3,8 @@
 // job; another key or an unknown id answers 404 `Job not found.`
 import { Elysia, t } from "elysia";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
-import { parseCrawlOptions, type CrawlOptions } from "../sitemap/crawl-options.ts";
-import { parseTargetUrl } from "../sitemap/target-url.ts";
+import { parseCrawlOptions, type CrawlOptions } from "../crawler/options.ts";
+import { parseTargetUrl } from "../crawler/url/target-url.ts";
 import { newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
 import {
   createJobResponses,
@@ -19,7 +19,7 @@ import {
   type Job,
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
-import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck } from "../sitemap/admission.ts";
+import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck } from "../admission/admission.ts";
 import { with429Example } from "../http/openapi.ts";
 import { rateLimitMessage } from "../quota/quota.ts";
 
@@ -28,7 +28,7 @@ export const CALLBACK_URL_MESSAGE = "callback_url must be a full URL that includ
 /** Retry-After of a full queue: a queued job takes minutes, not seconds. */
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 
-export type { Admitted, BodyCheck } from "../sitemap/admission.ts";
+export type { Admitted, BodyCheck } from "../admission/admission.ts";
 
 export interface JobsDeps {
   store: JobStore;

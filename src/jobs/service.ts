@@ -3,10 +3,10 @@
 // (running jobs handed back), before the store closes.
 import { hostname } from "node:os";
 import type { ServeConfig } from "../config.ts";
-import { systemResolver, type Resolver, type TargetPolicy } from "../sitemap/address-guard.ts";
-import { defaultCrawlLimits } from "../sitemap/crawler.ts";
-import { createGuardedFetch } from "../sitemap/guarded-fetch.ts";
-import { createHttpClient } from "../sitemap/http-client.ts";
+import { systemResolver, type Resolver, type TargetPolicy } from "../crawler/net/address-guard.ts";
+import { defaultCrawlLimits } from "../crawler/engine.ts";
+import { createGuardedFetch } from "../crawler/net/guarded-fetch.ts";
+import { createHttpClient } from "../crawler/net/http-client.ts";
 import { USER_AGENT } from "../version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";

@@ -3,16 +3,16 @@
 import { Elysia } from "elysia";
 import { storeErrorResponse } from "../db/store.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
-import { createAdmission, fail, type AdmissionDeps, type Admitted, type BodyCheck } from "./admission.ts";
-import type { CrawlResult } from "./crawler.ts";
-import { parseCrawlOptions, type CrawlOptions } from "./crawl-options.ts";
+import { createAdmission, fail, type AdmissionDeps, type Admitted, type BodyCheck } from "../admission/admission.ts";
+import type { CrawlResult } from "../crawler/engine.ts";
+import { parseCrawlOptions, type CrawlOptions } from "../crawler/options.ts";
 import { type CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
-import { crawlErrorAnswer } from "./errors.ts";
+import { crawlErrorAnswer } from "../crawler/errors.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
 import { with429Example } from "../http/openapi.ts";
 import { rateLimitMessage } from "../quota/quota.ts";
 
-export { AUTH_FAILED_MESSAGE } from "./admission.ts";
+export { AUTH_FAILED_MESSAGE } from "../admission/admission.ts";
 /** Retry-After for a 503: long enough for a running crawl to make progress. */
 const BUSY_RETRY_AFTER_SECONDS = 30;
 

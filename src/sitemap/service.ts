@@ -2,12 +2,12 @@
 // the crawl limits. The route sees only `checkTarget` and `crawl`.
 import type { ServeConfig } from "../config.ts";
 import { USER_AGENT } from "../version.ts";
-import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
-import type { CrawlOptions } from "./crawl-options.ts";
-import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult } from "./crawler.ts";
-import { TargetRefusedError } from "./errors.ts";
-import { createGuardedFetch } from "./guarded-fetch.ts";
-import { createHttpClient } from "./http-client.ts";
+import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "../crawler/net/address-guard.ts";
+import type { CrawlOptions } from "../crawler/options.ts";
+import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult } from "../crawler/engine.ts";
+import { TargetRefusedError } from "../crawler/errors.ts";
+import { createGuardedFetch } from "../crawler/net/guarded-fetch.ts";
+import { createHttpClient } from "../crawler/net/http-client.ts";
 
 /** How long the pre-admission address check waits for DNS; the crawl has its own deadline. */
 const DNS_TIMEOUT_MS = 5000;

@@ -8,7 +8,7 @@ import { migrations } from "../../src/db/migrations.ts";
 import { newJobId, type JobStore, type NewJob } from "../../src/jobs/job-store.ts";
 import { createPostgresJobStore, postgresJobsMigration } from "../../src/jobs/postgres-job-store.ts";
 import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
-import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
+import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 
 const progress = (pages: number) => ({ pages_crawled: pages, pages_queued: 0, urls_listed: 0, elapsed_ms: pages * 10 });

@@ -7,7 +7,7 @@ import { migrations } from "../../src/db/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { startRetention } from "../../src/jobs/retention.ts";
 import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
-import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
+import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 
 test("finished jobs older than the retention are deleted in batches; younger and running ones stay", async () => {
   const db = new Database(":memory:", { strict: true });

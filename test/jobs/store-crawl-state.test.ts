@@ -10,8 +10,8 @@ import { newJobId, type JobStore } from "../../src/jobs/job-store.ts";
 import { createPostgresJobStore, postgresJobsMigration } from "../../src/jobs/postgres-job-store.ts";
 import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
-import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
-import { defaultCrawlLimits, runCrawl } from "../../src/sitemap/crawler.ts";
+import { defaultCrawlOptions } from "../../src/crawler/options.ts";
+import { defaultCrawlLimits, runCrawl } from "../../src/crawler/engine.ts";
 import { describeCrawlState } from "../support/crawl-state-conformance.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 

@@ -2,7 +2,7 @@
 // and the accepted options handed to the crawl; the report in the success data.
 import { expect, test } from "bun:test";
 import { createKey } from "../../src/keys/key-store.ts";
-import { defaultCrawlOptions, type CrawlOptions } from "../../src/sitemap/crawl-options.ts";
+import { defaultCrawlOptions, type CrawlOptions } from "../../src/crawler/options.ts";
 import { crawlResult, testApp } from "../support/app.ts";
 
 function setup() {

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { createKey } from "../../src/keys/key-store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
-import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
+import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/crawler/errors.ts";
 import { crawlResult, testApp } from "../support/app.ts";
 
 const AUTH = "Authentication failed. Invalid or missing API key.";

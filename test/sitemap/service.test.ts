@@ -1,7 +1,7 @@
 // The crawler as the server wires it: real clock, guarded fetch, configured limits.
 import { describe, expect, test } from "bun:test";
-import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
-import { TargetRefusedError } from "../../src/sitemap/errors.ts";
+import { defaultCrawlOptions } from "../../src/crawler/options.ts";
+import { TargetRefusedError } from "../../src/crawler/errors.ts";
 import { createSitemapService } from "../../src/sitemap/service.ts";
 import { serveSite } from "../support/site.ts";
 

@@ -4,10 +4,10 @@ import { createApp } from "../../src/app.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite-store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
-import type { CrawlResult } from "../../src/sitemap/crawler.ts";
-import { emptyExclusionReport } from "../../src/sitemap/exclusions.ts";
+import type { CrawlResult } from "../../src/crawler/engine.ts";
+import { emptyExclusionReport } from "../../src/crawler/exclusions.ts";
 import type { SitemapDeps } from "../../src/sitemap/routes.ts";
-import { renderSitemap } from "../../src/sitemap/xml.ts";
+import { renderSitemap } from "../../src/crawler/output/xml.ts";
 
 /** A crawl result as the route receives it, from the fields a test cares about. */
 export function crawlResult(run: Pick<CrawlResult, "url" | "entries" | "pagesCrawled" | "truncated" | "durationMs">): CrawlResult {

@@ -1,8 +1,8 @@
 // What every CrawlState must do for the engine, as tests any implementation can run: the memory
-// one (test/sitemap/crawl-state.test.ts) and the store-backed one of jobs.
+// one (test/crawler/state.test.ts) and the store-backed one of jobs.
 import { describe, expect, test } from "bun:test";
-import type { CrawlState } from "../../src/sitemap/crawl-state.ts";
-import { defaultCrawlLimits, runCrawl, type CrawlLimits, type CrawlProgress, type HopFetcher } from "../../src/sitemap/crawler.ts";
+import type { CrawlState } from "../../src/crawler/state.ts";
+import { defaultCrawlLimits, runCrawl, type CrawlLimits, type CrawlProgress, type HopFetcher } from "../../src/crawler/engine.ts";
 
 /** A fresh state, and a way to open the same crawl's state again as a new process would. */
 export type OpenState = () => Promise<{ state: CrawlState; reopen: () => Promise<CrawlState> }>;

@@ -1,9 +1,9 @@
 // The tag reading of extractPage as it was before the tag scanner (commit 13625ef,
-// src/sitemap/links.ts): Bun's HTMLRewriter (lol-html) after noscript tags are removed; the
+// src/crawler/html/links.ts): Bun's HTMLRewriter (lol-html) after noscript tags are removed; the
 // resolution of links, base, canonical, alternates and images is links.ts's own factsFromTags, so
 // the comparison is of the readers alone. The reference the scanner's differential tests compare
 // PageFacts with; not used by the service.
-import { metaDirectives, mergeDirectives, NO_DIRECTIVES } from "../../src/sitemap/directives.ts";
+import { metaDirectives, mergeDirectives, NO_DIRECTIVES } from "../../src/crawler/html/directives.ts";
 import { decodeHTMLAttribute } from "entities";
 import {
   factsFromTags,
@@ -12,7 +12,7 @@ import {
   type ExtractExtras,
   type PageFacts,
   type Tags,
-} from "../../src/sitemap/links.ts";
+} from "../../src/crawler/html/links.ts";
 
 export function extractPageWithHtmlRewriter(
   html: string,

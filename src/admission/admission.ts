@@ -1,0 +1,120 @@
+// Steps 1-5 of the contract, shared by POST /api/generate and POST /api/jobs: the key, the body
+// (with the caller's own validator at step 3, after `url`), the target address and the daily quota.
+// A request refused here was not counted; one admitted was counted once, and `release` gives the
+// admission back when a later step turns it away (503).
+import { BodyReadError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
+import type { Store } from "../db/store.ts";
+import type { KeyRecord } from "../keys/key-store.ts";
+import { quotaForKey, rateLimitHeaders, rateLimitMessage } from "../quota/quota.ts";
+import { TargetRefusedError } from "../crawler/errors.ts";
+import { INVALID_URL_MESSAGE, parseTargetUrl } from "../crawler/url/target-url.ts";
+
+const BODY_LIMIT = 16 * 1024;
+export const AUTH_FAILED_MESSAGE = "Authentication failed. Invalid or missing API key.";
+
+export type BodyCheck<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** A request admitted by steps 1-5: its key, its URL, the validated body, and its quota. */
+export interface Admitted<T> {
+  key: KeyRecord;
+  keyId: number;
+  url: URL;
+  /** The URL as sent, for messages. */
+  sent: string;
+  value: T;
+  /** The rate-limit headers after admission. */
+  headers: Record<string, string>;
+  /** Gives the admission back (503); resolves with the headers to send then. */
+  release: () => Promise<Record<string, string>>;
+}
+
+export interface AdmissionDeps {
+  store: Store;
+  now: () => Date;
+  clientIp: (request: Request) => string;
+  freeDailyLimit: number;
+  /** Step 4: throws TargetRefusedError for a forbidden target; a name that does not resolve passes (the crawl reports it). */
+  checkTarget: (url: URL) => Promise<void>;
+}
+
+export const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ success: false, message }, { status, headers });
+
+/** The JSON body as an object, or the response that refuses it (step 2). */
+async function readObject(request: Request, headers: () => Promise<Record<string, string>>): Promise<Record<string, unknown> | Response> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBodyBytes(request, BODY_LIMIT);
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", await headers());
+    if (error instanceof BodyReadError) return fail(error.status, error.message, await headers());
+    throw error;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    // SyntaxError, or RangeError for absurd nesting: either way not a body we can use.
+    return fail(400, 'Request body must be JSON: {"url": "https://..."}.', await headers());
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return fail(400, 'Request body must be a JSON object: {"url": "https://..."}.', await headers());
+  }
+  return body as Record<string, unknown>;
+}
+
+export function createAdmission(deps: AdmissionDeps) {
+  const { store } = deps;
+  return {
+    /** Step 1 alone: the key's id, or null. */
+    async authenticate(request: Request): Promise<number | null> {
+      return (await store.keys.authenticate(request.headers.get("x-api-key"), deps.now()))?.id ?? null;
+    },
+
+    /** Steps 1-5: admitted, or the response that refused the request. Store errors propagate. */
+    async admit<T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>): Promise<Admitted<T> | Response> {
+      const now = deps.now();
+      // 1. The key. A mistyped key fails its checksum without a database lookup.
+      const key = await store.keys.authenticate(request.headers.get("x-api-key"), now);
+      if (!key) return fail(401, AUTH_FAILED_MESSAGE);
+      const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
+      const unchanged = async () => rateLimitHeaders(await store.quota.peek(bucket, limit, now), now);
+
+      // 2-3. The body, its URL, then the caller's fields: an invalid value costs no quota.
+      const body = await readObject(request, unchanged);
+      if (body instanceof Response) return body;
+      const url = parseTargetUrl(body.url);
+      if (!url) return fail(400, INVALID_URL_MESSAGE, await unchanged());
+      const checked = validateBody(body);
+      if (!checked.ok) return fail(400, checked.message, await unchanged());
+
+      // 4. The target address (checked again at every connection).
+      try {
+        await deps.checkTarget(url);
+      } catch (error) {
+        if (error instanceof TargetRefusedError) return fail(400, error.reason, await unchanged());
+        throw error;
+      }
+
+      // 5. The daily quota: one atomic statement.
+      const admission = await store.quota.admit(bucket, limit, now);
+      const headers = rateLimitHeaders(admission, now);
+      if (!admission.admitted) return fail(429, rateLimitMessage(limit), headers);
+      return {
+        key,
+        keyId: key.id,
+        url,
+        sent: body.url as string,
+        value: checked.value,
+        headers,
+        release: async () => {
+          await store.quota.release(bucket, admission.day);
+          const later = deps.now();
+          return rateLimitHeaders(await store.quota.peek(bucket, limit, later), later);
+        },
+      };
+    },
+  };
+}
+
+export type Admission = ReturnType<typeof createAdmission>;

@@ -1,0 +1,233 @@
+// What one HTML page says: its links to follow, its canonical URL and its robots meta directives.
+// The tags are found by tag-scanner.ts (the HTML tokenizer's rules, no tree): its cost is linear in
+// the page whatever its nesting, where a DOM parser's grows with the square of a hostile page's
+// unclosed tags.
+import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
+import { decodeHTMLAttribute } from "entities";
+import { readStartTags, type ReportedAttribute } from "./tag-scanner.ts";
+import { normaliseLink, normaliseUrl } from "../url/url.ts";
+import type { Alternate } from "../output/xml.ts";
+
+/** Images listed per page at most (Google's limit of <image:image> per <url>). */
+export const MAX_IMAGES_PER_PAGE = 1_000;
+/** hreflang alternates listed per page at most: a bound on what one hostile page adds to the sitemap. */
+export const MAX_ALTERNATES_PER_PAGE = 1_000;
+/** What the sitemap may hold of a URL (sitemaps.org's <loc> limit, used for the extensions too). */
+const MAX_EXTENSION_URL_LENGTH = 2_048;
+/** xs:language, the type the xhtml schema gives hreflang; "x-default" matches it too. */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
+
+/** What to gather beyond links, canonical and directives: only for the options that ask for it. */
+export interface ExtractExtras {
+  alternates?: boolean;
+  images?: boolean;
+}
+
+export interface PageFacts {
+  /** Normalised http(s) URLs to follow, unique, in document order (empty under meta nofollow). */
+  links: string[];
+  /** More than maxLinks links: the rest were dropped. */
+  linksDropped: boolean;
+  /** The `<link rel="canonical">` target, normalised; null when absent, invalid or not http(s). */
+  canonical: string | null;
+  /** `<meta name="robots">` and `<meta name="<productToken>">`. */
+  directives: Directives;
+  /** `<link rel="alternate" hreflang href>`, absolute http(s), unique; only when asked for. */
+  alternates?: Alternate[];
+  /** `<img src>`, absolute http(s), unique, at most MAX_IMAGES_PER_PAGE; only when asked for. */
+  images?: string[];
+}
+
+/** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
+export interface Tags {
+  baseHref: string | undefined;
+  canonicalHref: string | undefined;
+  directives: Directives;
+  /** Hrefs of the links that may be followed, in document order. */
+  hrefs: string[];
+  /** hreflang and href as written, when alternates are gathered. */
+  alternates?: { hreflang: string; href: string }[];
+  /** Distinct srcs as written, when images are gathered (a page may repeat an icon thousands of times). */
+  imageSrcs?: Set<string>;
+}
+
+export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
+  return factsFromTags(readTags(html, productToken, extras), pageUrl, maxLinks);
+}
+
+/** The page's facts from what its tags say: URLs resolved against the document base. */
+export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): PageFacts {
+  // The document base: the first <base href>, itself resolved against the page URL.
+  const base = (tags.baseHref !== undefined && normaliseUrl(tags.baseHref, pageUrl)) || pageUrl;
+  const canonical = tags.canonicalHref === undefined ? null : normaliseUrl(tags.canonicalHref, base);
+
+  const links = new Set<string>();
+  const resolved = new Set<string>(); // a repeated href needs no second resolution
+  let linksDropped = false;
+  if (!tags.directives.nofollow) {
+    for (const href of tags.hrefs) {
+      if (resolved.has(href)) continue;
+      resolved.add(href);
+      const link = normaliseLink(href, base); // base is normalised: pageUrl (the crawler's) or normaliseUrl's
+      if (link === null || links.has(link)) continue;
+      if (links.size === maxLinks) {
+        linksDropped = true;
+        break;
+      }
+      links.add(link);
+    }
+  }
+  const facts: PageFacts = { links: [...links], linksDropped, canonical, directives: tags.directives };
+  if (tags.alternates) facts.alternates = resolveAlternates(tags.alternates, base);
+  if (tags.imageSrcs) facts.images = resolveImages(tags.imageSrcs, base);
+  return facts;
+}
+
+/** Absolute http(s) hreflang alternates with a valid language tag, the first of each (hreflang, href) pair. */
+function resolveAlternates(written: { hreflang: string; href: string }[], base: string): Alternate[] {
+  const out: Alternate[] = [];
+  const seen = new Set<string>();
+  for (const { hreflang, href } of written) {
+    if (out.length === MAX_ALTERNATES_PER_PAGE) break;
+    const lang = hreflang.trim();
+    if (!LANGUAGE_TAG.test(lang)) continue;
+    const url = normaliseUrl(href, base);
+    if (url === null || url.length > MAX_EXTENSION_URL_LENGTH) continue;
+    const key = `${lang.toLowerCase()} ${url}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ hreflang: lang, href: url });
+  }
+  return out;
+}
+
+/** Absolute http(s) image URLs (data: and other schemes dropped), unique, in document order. */
+function resolveImages(srcs: Set<string>, base: string): string[] {
+  const images = new Set<string>();
+  for (const src of srcs) {
+    if (images.size === MAX_IMAGES_PER_PAGE) break;
+    const url = resolveImage(src.trim(), base);
+    if (url !== null && url.length <= MAX_EXTENSION_URL_LENGTH) images.add(url);
+  }
+  return [...images];
+}
+
+/**
+ * Sites repeat the same logos and icons on every page, by absolute or root-relative src: their
+ * resolution does not depend on the page's path, so it is remembered (a bounded cache, emptied when
+ * full) rather than parsed again for each page.
+ */
+const imageCache = new Map<string, string | null>();
+const IMAGE_CACHE_SIZE = 4_096;
+
+function resolveImage(src: string, base: string): string | null {
+  let key: string | null = null;
+  if (/^https?:\/\//i.test(src)) key = src;
+  else if (src.startsWith("/") && !src.startsWith("//")) key = `${base.slice(0, base.indexOf("/", base.indexOf("//") + 2))}${src}`;
+  if (key === null) return normaliseUrl(src, base);
+  const known = imageCache.get(key);
+  if (known !== undefined) return known;
+  const url = normaliseUrl(src, base);
+  if (imageCache.size === IMAGE_CACHE_SIZE) imageCache.clear();
+  imageCache.set(key, url);
+  return url;
+}
+
+/**
+ * What the tags of `html` say. A crawler runs no scripts, so a noscript's content is read as the
+ * markup it is (the scanner gives noscript no special treatment, as a browser without scripting).
+ */
+function readTags(html: string, productToken: string, extras: ExtractExtras = {}): Tags {
+  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
+  const alternates: Tags["alternates"] = extras.alternates ? [] : undefined;
+  const imageSrcs: Tags["imageSrcs"] = extras.images ? new Set() : undefined;
+  if (alternates) tags.alternates = alternates;
+  if (imageSrcs) tags.imageSrcs = imageSrcs;
+  const token = productToken.toLowerCase();
+  readStartTags(html, (name, attributes) => {
+    const attribute = (key: ReportedAttribute) => decoded(attributes.get(key));
+    switch (name) {
+      case "a":
+      case "area": {
+        const href = attribute("href");
+        if (href === undefined) return;
+        const rel = attribute("rel");
+        if (rel === undefined || !hasRelToken(rel, "nofollow")) tags.hrefs.push(href);
+        return;
+      }
+      case "base":
+        tags.baseHref ??= attribute("href");
+        return;
+      case "link": {
+        const [relValue, href] = [attribute("rel"), attribute("href")];
+        if (relValue === undefined || href === undefined) return;
+        if (tags.canonicalHref === undefined && hasRelToken(relValue, "canonical")) tags.canonicalHref = href;
+        if (alternates && hasRelToken(relValue, "alternate")) {
+          const hreflang = attribute("hreflang");
+          // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
+          if (hreflang !== undefined && alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) alternates.push({ hreflang, href });
+        }
+        return;
+      }
+      case "meta": {
+        const [metaName, content] = [attribute("name"), attribute("content")];
+        if (metaName === undefined || content === undefined) return;
+        const lower = metaName.trim().toLowerCase();
+        if (lower === "robots" || lower === token) tags.directives = mergeDirectives(tags.directives, metaDirectives(content));
+        return;
+      }
+      case "img": {
+        const src = attribute("src");
+        // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
+        if (imageSrcs && src !== undefined && imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(src);
+      }
+    }
+  });
+  return tags;
+}
+
+/** An attribute value with its character references decoded (most values have none). */
+function decoded(raw: string | undefined): string | undefined {
+  return raw === undefined || !raw.includes("&") ? raw : decodeHTMLAttribute(raw);
+}
+
+/** Whether the space-separated `rel` holds `token` (lower case), in any case. */
+function hasRelToken(rel: string, token: string): boolean {
+  const lower = rel.toLowerCase();
+  // Most rel values hold one token or none of interest: no split unless the token is there.
+  for (let at = lower.indexOf(token); at >= 0; at = lower.indexOf(token, at + 1)) {
+    const end = at + token.length;
+    if ((at === 0 || SPACE.test(lower[at - 1]!)) && (end === lower.length || SPACE.test(lower[end]!))) return true;
+  }
+  return false;
+}
+
+const SPACE = /\s/;
+
+/**
+ * Decodes an HTML body: a byte order mark wins, then the Content-Type charset, then a
+ * `<meta charset>` in the first 1024 bytes, then UTF-8. Unknown labels fall back to UTF-8.
+ */
+export function decodeHtml(bytes: Uint8Array, headerCharset: string | undefined): string {
+  const label = bomCharset(bytes) ?? headerCharset ?? metaCharset(bytes) ?? "utf-8";
+  let decoder: TextDecoder;
+  try {
+    // Bun's types list only a few labels; TextDecoder itself knows the WHATWG Encoding set.
+    decoder = new TextDecoder(label as ConstructorParameters<typeof TextDecoder>[0]);
+  } catch {
+    decoder = new TextDecoder("utf-8");
+  }
+  return decoder.decode(bytes);
+}
+
+function bomCharset(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  return undefined;
+}
+
+function metaCharset(bytes: Uint8Array): string | undefined {
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
+  return /<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.-]+)/i.exec(head)?.[1];
+}

@@ -1,0 +1,562 @@
+// The start tags of an HTML page that a crawler reads (a, area, base, link, meta, img) with their
+// attributes, found by the HTML Living Standard's tokenizer rules (13.2.5) as far as they decide
+// which tags and attribute values exist: comments, bogus comments, raw text and RCDATA elements
+// (script with its escape states, style, textarea, title, ...), plaintext, CDATA in svg and math,
+// quoted and unquoted values, duplicate attributes (the first wins), a tag cut off by the end of
+// the page (not a tag).
+//
+// Which of those states applies depends on the tree builder (a <style> in svg is an element of
+// svg, whose content is markup; in svg's <foreignObject> it is HTML's raw text again). That part is
+// simulated as lol-html simulates it, with a stack of namespaces that only svg, math and their
+// HTML integration points push (nothing is kept for other elements, so nesting them costs nothing),
+// and with the standard's rule where lol-html departs from it ("Namespaces on the stack" below; the
+// exceptions are listed in test/crawler/html/tag-scanner.differential.test.ts).
+//
+// Why not Bun's HTMLRewriter (lol-html), which did this before: its tokenizer is fast, but every
+// matched element calls into JavaScript and every attribute read calls back into native code. On
+// the bench site's 23 KB pages (CPU µs a page, one core): HTMLRewriter with no handlers 10.3, with
+// the four selectors the crawler needs and no-op handlers 52.1, `indexOf("<")` over the page 2.2;
+// the whole extraction 64.9 with HTMLRewriter, ~20 with this scanner. The scanner classifies tag
+// names by a hash of their characters (no string per tag), records only the attributes it may be
+// asked for (no Map, no string until `get`), and reports a tag through one reused object
+// (notes/bench-profile.md, "Tag scanner (issue 16)").
+
+/** The start tags reported to readStartTags' callback. */
+export type ReportedTag = "a" | "area" | "base" | "link" | "meta" | "img";
+/** The attributes a reported tag's `get` answers for. */
+export type ReportedAttribute = "href" | "rel" | "hreflang" | "name" | "content" | "src";
+
+/** A reported start tag's attributes, valid only during the callback. */
+export interface TagAttributes {
+  /**
+   * The first attribute of that name (ASCII letters in any case): its value after the input
+   * stream's preprocessing (CR LF and CR to LF, NUL to U+FFFD), character references not decoded.
+   */
+  get(name: ReportedAttribute): string | undefined;
+}
+
+/** A reported start tag with all its attributes (names lower-cased, the first of a repeated name). */
+export interface ScannedTag {
+  name: ReportedTag;
+  attributes: Map<string, string>;
+}
+
+const TAB = 9,
+  LF = 10,
+  FF = 12,
+  CR = 13,
+  SPACE = 32,
+  BANG = 33,
+  DQUOTE = 34,
+  SQUOTE = 39,
+  DASH = 45,
+  SLASH = 47,
+  EQUALS = 61,
+  GT = 62,
+  QMARK = 63;
+
+/** Tab, LF, FF, CR (LF after the input stream's newline normalisation) and space. */
+function isSpace(c: number): boolean {
+  return c === SPACE || c === LF || c === TAB || c === FF || c === CR;
+}
+
+function isAsciiAlpha(c: number): boolean {
+  const lower = c | 0x20;
+  return lower >= 97 && lower <= 122;
+}
+
+// What a tag name means to the scanner, as bit flags.
+const REPORTED = 1;
+/** RAWTEXT (style, xmp, iframe, noembed, noframes) and RCDATA (textarea, title): text to `</name`. */
+const TEXT = 2;
+const SCRIPT = 4;
+const PLAINTEXT = 8;
+const SVG = 16;
+const MATH = 32;
+/** HTML start tags that end foreign content (13.2.6.5); p and br end it as end tags too. */
+const BREAKOUT = 64;
+const P_OR_BR = 128;
+/** font ends foreign content when it has a color, face or size attribute. */
+const FONT = 256;
+/** svg's HTML integration points (desc, title, foreignObject). */
+const SVG_POINT = 512;
+/** MathML's text integration points (mi, mo, mn, ms, mtext). */
+const MATH_POINT = 1024;
+/** annotation-xml, an HTML integration point when its encoding is text/html or application/xhtml+xml. */
+const ANNOTATION = 2048;
+
+const TAG_FLAGS = new Map<string, number>();
+function flag(names: string, bits: number): void {
+  for (const name of names.split(" ")) TAG_FLAGS.set(name, (TAG_FLAGS.get(name) ?? 0) | bits);
+}
+flag("a area base link meta img", REPORTED);
+flag("style xmp iframe noembed noframes textarea title", TEXT);
+flag("script", SCRIPT);
+flag("plaintext", PLAINTEXT);
+flag("svg", SVG);
+flag("math", MATH);
+flag(
+  "b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li listing menu meta nobr ol p pre " +
+    "ruby s small span strong strike sub sup table tt u ul var",
+  BREAKOUT,
+);
+flag("p br", P_OR_BR);
+flag("font", FONT);
+flag("desc title foreignobject", SVG_POINT);
+flag("mi mo mn ms mtext", MATH_POINT);
+flag("annotation-xml", ANNOTATION);
+
+// The names above in an open-addressed table keyed by a hash of the name's characters with ASCII
+// letters lower-cased, so that a tag name is classified without making a string of it.
+const SLOTS = 256;
+const slotNames: (string | undefined)[] = new Array(SLOTS).fill(undefined);
+const slotFlags = new Int32Array(SLOTS);
+/** The hash step for one character of a name (ASCII letters lower-cased; a false match is ruled out by comparing the name). */
+function hashStep(hash: number, c: number): number {
+  return (Math.imul(hash, 31) + (c | 0x20)) | 0;
+}
+for (const [name, bits] of TAG_FLAGS) {
+  let hash = 0;
+  for (let k = 0; k < name.length; k++) hash = hashStep(hash, name.charCodeAt(k));
+  let slot = hash & (SLOTS - 1);
+  while (slotNames[slot] !== undefined) slot = (slot + 1) & (SLOTS - 1);
+  slotNames[slot] = name;
+  slotFlags[slot] = bits;
+}
+
+/** The slot of the tag name html[start, end) whose hash is `hash`, or -1 for a name with no flags. */
+function slotOf(html: string, start: number, end: number, hash: number): number {
+  for (let slot = hash & (SLOTS - 1); ; slot = (slot + 1) & (SLOTS - 1)) {
+    const name = slotNames[slot];
+    if (name === undefined) return -1;
+    if (name.length === end - start && isWordAt(html, start, name)) return slot;
+  }
+}
+
+// The attributes recorded for a tag, by index: those reported, then those the namespace rules read.
+const ATTRIBUTES = ["href", "rel", "hreflang", "name", "content", "src", "color", "face", "size", "encoding"] as const;
+const HREF = 0,
+  REL = 1,
+  HREFLANG = 2,
+  NAME = 3,
+  CONTENT = 4,
+  SRC = 5,
+  COLOR = 6,
+  FACE = 7,
+  SIZE = 8,
+  ENCODING = 9;
+const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = {
+  href: HREF,
+  rel: REL,
+  hreflang: HREFLANG,
+  name: NAME,
+  content: CONTENT,
+  src: SRC,
+};
+
+/** Whether html[start, start + word.length) is `word` (lower case) with its ASCII letters in any case. */
+function isWordAt(html: string, start: number, word: string): boolean {
+  for (let k = 0; k < word.length; k++) {
+    const c = html.charCodeAt(start + k);
+    const w = word.charCodeAt(k);
+    if (c !== w && ((c | 0x20) !== w || w < 97 || w > 122)) return false;
+  }
+  return true;
+}
+
+/** The index in ATTRIBUTES of the attribute name html[start, end), or -1. */
+function attributeIndex(html: string, start: number, end: number): number {
+  switch (end - start) {
+    case 3:
+      if (isWordAt(html, start, "rel")) return REL;
+      return isWordAt(html, start, "src") ? SRC : -1;
+    case 4:
+      if (isWordAt(html, start, "href")) return HREF;
+      if (isWordAt(html, start, "name")) return NAME;
+      if (isWordAt(html, start, "face")) return FACE;
+      return isWordAt(html, start, "size") ? SIZE : -1;
+    case 5:
+      return isWordAt(html, start, "color") ? COLOR : -1;
+    case 7:
+      return isWordAt(html, start, "content") ? CONTENT : -1;
+    case 8:
+      if (isWordAt(html, start, "hreflang")) return HREFLANG;
+      return isWordAt(html, start, "encoding") ? ENCODING : -1;
+    default:
+      return -1;
+  }
+}
+
+/** The input stream's preprocessing, for the rare value that needs it: CR LF and CR to LF, NUL to U+FFFD. */
+function cleanValue(value: string): string {
+  if (value.includes("\r")) value = value.replace(/\r\n?/g, "\n");
+  if (value.includes("\0")) value = value.replaceAll("\0", "\uFFFD");
+  return value;
+}
+
+// Namespaces on the stack, as lol-html's simulation of the tree builder keeps them
+// (parser/tree_builder_simulator): svg, math and an entered integration point push one; their end
+// tags, an HTML breakout tag in foreign content and </p> or </br> there pop one. One departure, the
+// standard's (13.2.6.1 "in body", 13.2.6.5 "any other start tag"): a self-closing <svg/> or <math/>
+// opens nothing, where lol-html enters svg for the rest of the page and reads the scripts, styles,
+// textareas and titles after it as markup. Where a breakout pops one level the standard pops to the
+// nearest HTML context; the two differ only for svg and math nested directly in each other and left
+// by a breakout, and lol-html's way is kept there (results identical, see the differential test).
+const HTML_NS = 0,
+  SVG_NS = 1,
+  MATH_NS = 2;
+
+class Scanner implements TagAttributes {
+  html = "";
+  /** Value bounds of the recorded attributes, [start, end) per ATTRIBUTES index; -1 when absent. */
+  readonly bounds = new Int32Array(2 * ATTRIBUTES.length);
+  /** All attributes of a reported tag, for scanTags. */
+  all: Map<string, string> | null = null;
+  selfClosing = false;
+  /** Namespaces above the document's HTML; `depth` of them are open. */
+  stack = new Uint8Array(16);
+  depth = 0;
+  /** Characters examined, searches included: linear in the page whatever it holds (tests bound it). */
+  work = 0;
+  /** What scriptEnd's "-->" searches examined beyond where the scan resumed. */
+  lookAhead = 0;
+
+  get(name: ReportedAttribute): string | undefined {
+    const at = 2 * ATTRIBUTE_INDEX[name];
+    const start = this.bounds[at]!;
+    return start < 0 ? undefined : cleanValue(this.html.slice(start, this.bounds[at + 1]));
+  }
+
+  private has(index: number): boolean {
+    return this.bounds[2 * index]! >= 0;
+  }
+
+  private get ns(): number {
+    return this.depth === 0 ? HTML_NS : this.stack[this.depth - 1]!;
+  }
+
+  scan(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void): void {
+    this.html = html;
+    this.depth = 0;
+    this.lookAhead = 0;
+    const n = html.length;
+    // Each step examines the page from `i` to where the next starts (searches included); scriptEnd
+    // adds what its "-->" search looks at beyond that. Whatever ends the loop (the page's end,
+    // plaintext, a tag cut off), the rest was looked at once.
+    let work = 0;
+    let i = 0;
+    while (i < n) {
+      const lt = html.indexOf("<", i);
+      if (lt < 0) break;
+      let next: number;
+      const c = html.charCodeAt(lt + 1);
+      if (isAsciiAlpha(c)) {
+        // A start tag: its name ends at a space, "/" or ">".
+        let p = lt + 2;
+        let hash = hashStep(0, c);
+        for (let d = html.charCodeAt(p); p < n && !endsName(d); d = html.charCodeAt(++p)) hash = hashStep(hash, d);
+        const slot = slotOf(html, lt + 1, p, hash);
+        const flags = slot < 0 ? 0 : slotFlags[slot]!;
+        const foreign = this.depth > 0 && this.ns !== HTML_NS;
+        const record = (flags & REPORTED) !== 0 || (foreign && (flags & (FONT | ANNOTATION)) !== 0);
+        if (record) {
+          this.bounds.fill(-1);
+          if (this.all) this.all = new Map();
+        }
+        next = this.readAttributes(p, record);
+        if (next < 0) break; // cut off by the end of the page: no tag
+        if (flags !== 0) {
+          const name = slotNames[slot]!;
+          if (flags & REPORTED) report(name as ReportedTag, this);
+          if (flags & (SVG | MATH)) {
+            if (!this.selfClosing) this.push(flags & SVG ? SVG_NS : MATH_NS);
+          } else if (foreign) {
+            this.startTagInForeignContent(flags);
+          } else if (flags & TEXT) {
+            next = this.textEnd(next, name);
+          } else if (flags & SCRIPT) {
+            next = this.scriptEnd(next);
+          } else if (flags & PLAINTEXT) {
+            i = next;
+            break;
+          }
+        }
+      } else if (c === SLASH) {
+        const first = html.charCodeAt(lt + 2);
+        if (isAsciiAlpha(first)) {
+          // An end tag: its attributes are read (a ">" may be quoted in them) and dropped.
+          let p = lt + 3;
+          let hash = hashStep(0, first);
+          for (let d = html.charCodeAt(p); p < n && !endsName(d); d = html.charCodeAt(++p)) hash = hashStep(hash, d);
+          const nameEnd = p;
+          next = this.readAttributes(p, false);
+          if (next < 0) break;
+          if (this.depth > 0) {
+            const slot = slotOf(html, lt + 2, nameEnd, hash);
+            if (slot >= 0) this.endTag(slotFlags[slot]!);
+          }
+        } else if (first === GT) {
+          next = lt + 3; // "</>" is nothing
+        } else if (lt + 2 >= n) {
+          break; // "</" at the end is text
+        } else {
+          next = bogusCommentEnd(html, lt + 2);
+        }
+      } else if (c === BANG) {
+        next = this.markupDeclarationEnd(lt);
+      } else if (c === QMARK) {
+        next = bogusCommentEnd(html, lt + 2);
+      } else {
+        next = lt + 1; // "<" and anything else is text
+      }
+      work += next - i;
+      i = next;
+    }
+    this.work = work + (n - i) + this.lookAhead;
+  }
+
+  private push(ns: number): void {
+    if (this.depth === this.stack.length) {
+      const grown = new Uint8Array(2 * this.depth);
+      grown.set(this.stack);
+      this.stack = grown;
+    }
+    this.stack[this.depth++] = ns;
+  }
+
+  private startTagInForeignContent(flags: number): void {
+    if (flags & BREAKOUT || (flags & FONT && (this.has(COLOR) || this.has(FACE) || this.has(SIZE)))) {
+      this.depth--;
+      return;
+    }
+    if (this.selfClosing) return;
+    const ns = this.ns;
+    if (
+      (ns === SVG_NS && flags & SVG_POINT) ||
+      (ns === MATH_NS && flags & MATH_POINT) ||
+      (ns === MATH_NS && flags & ANNOTATION && this.isHtmlEncoding())
+    ) {
+      this.push(HTML_NS);
+    }
+  }
+
+  /** annotation-xml's encoding as lol-html compares it: the value as written, in any case. */
+  private isHtmlEncoding(): boolean {
+    const start = this.bounds[2 * ENCODING]!;
+    if (start < 0) return false;
+    const length = this.bounds[2 * ENCODING + 1]! - start;
+    return (
+      (length === 9 && isWordAt(this.html, start, "text/html")) || (length === 21 && isWordAt(this.html, start, "application/xhtml+xml"))
+    );
+  }
+
+  /** An end tag while a namespace is open (depth > 0). */
+  private endTag(flags: number): void {
+    const ns = this.ns;
+    if (ns === HTML_NS) {
+      // Inside an integration point: its end tag goes back to the namespace around it.
+      const outer = this.depth > 1 ? this.stack[this.depth - 2]! : HTML_NS;
+      if ((outer === SVG_NS && flags & SVG_POINT) || (outer === MATH_NS && flags & (MATH_POINT | ANNOTATION))) this.depth--;
+    } else if ((ns === SVG_NS && flags & SVG) || (ns === MATH_NS && flags & MATH)) {
+      this.depth--;
+    } else if (flags & P_OR_BR) {
+      this.depth--;
+    }
+  }
+
+  /**
+   * Reads the attributes from `p` (just after the tag name) to the tag's ">", recording them when
+   * asked; sets selfClosing; returns the index after ">", or -1 when the page ends first.
+   */
+  private readAttributes(p: number, record: boolean): number {
+    const html = this.html;
+    const n = html.length;
+    this.selfClosing = false;
+    for (;;) {
+      // Before an attribute name: spaces, and "/" (self-closing only right before ">").
+      let c = html.charCodeAt(p);
+      for (;;) {
+        if (isSpace(c)) c = html.charCodeAt(++p);
+        else if (c === SLASH) {
+          c = html.charCodeAt(++p);
+          if (c === GT) {
+            this.selfClosing = true;
+            return p + 1;
+          }
+        } else break;
+      }
+      if (p >= n) return -1;
+      if (c === GT) return p + 1;
+      // The name: its first character may be "=", then anything up to a space, "/", ">" or "=".
+      const nameStart = p;
+      c = html.charCodeAt(++p);
+      while (p < n && !isSpace(c) && c !== SLASH && c !== GT && c !== EQUALS) c = html.charCodeAt(++p);
+      const nameEnd = p;
+      while (isSpace(c)) c = html.charCodeAt(++p);
+      let valueStart = nameEnd;
+      let valueEnd = nameEnd;
+      if (c === EQUALS) {
+        c = html.charCodeAt(++p);
+        while (isSpace(c)) c = html.charCodeAt(++p);
+        if (c === DQUOTE || c === SQUOTE) {
+          const close = html.indexOf(c === DQUOTE ? '"' : "'", p + 1);
+          if (close < 0) return -1;
+          valueStart = p + 1;
+          valueEnd = close;
+          p = close + 1;
+        } else if (c !== GT) {
+          valueStart = p;
+          while (p < n && !isSpace(c) && c !== GT) c = html.charCodeAt(++p);
+          valueEnd = p;
+        }
+      }
+      if (record) this.recordAttribute(nameStart, nameEnd, valueStart, valueEnd);
+    }
+  }
+
+  private recordAttribute(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number): void {
+    const index = attributeIndex(this.html, nameStart, nameEnd);
+    if (index >= 0 && this.bounds[2 * index]! < 0) {
+      this.bounds[2 * index] = valueStart;
+      this.bounds[2 * index + 1] = valueEnd;
+    }
+    const all = this.all;
+    if (all) {
+      const name = this.html.slice(nameStart, nameEnd).toLowerCase();
+      if (!all.has(name)) all.set(name, cleanValue(this.html.slice(valueStart, valueEnd)));
+    }
+  }
+
+  /** After `<!` at lt: a comment, a CDATA section (in svg and math), or a bogus comment (doctypes too). */
+  private markupDeclarationEnd(lt: number): number {
+    const html = this.html;
+    if (html.startsWith("--", lt + 2)) return commentEnd(html, lt + 4);
+    if (this.depth > 0 && this.ns !== HTML_NS && html.startsWith("[CDATA[", lt + 2)) {
+      const close = html.indexOf("]]>", lt + 9);
+      return close < 0 ? html.length : close + 3;
+    }
+    return bogusCommentEnd(html, lt + 2);
+  }
+
+  /** Where `</name` followed by a space, "/" or ">" starts, from `p` on (the page's end if never). */
+  private textEnd(p: number, name: string): number {
+    const html = this.html;
+    for (let close = html.indexOf("</", p); close >= 0; close = html.indexOf("</", close + 2)) {
+      if (isEndTagOf(html, close, name)) return close;
+    }
+    return html.length;
+  }
+
+  /**
+   * Where a script's content ends (13.2.5.4-13.2.5.31, the script data states): at `</script`,
+   * except inside "<!--" ... "-->" after a `<script` (double escaped), where `</script` only goes
+   * back to the single escape. Each search resumes where the last one stopped, or is kept while
+   * still ahead, so the whole is linear in the script.
+   */
+  private scriptEnd(p: number): number {
+    const html = this.html;
+    const n = html.length;
+    const DATA = 0,
+      ESCAPED = 1,
+      DOUBLE_ESCAPED = 2;
+    let state = DATA;
+    let close = -2; // the next "-->" at or after p; -2 before it is searched, -1 when there is none
+    for (;;) {
+      const lt = html.indexOf("<", p);
+      if (state !== DATA) {
+        // "-->" ends either escape (the dashes may be those of the "<!--" that started it).
+        if (close === -2 || (close >= 0 && close < p)) {
+          close = html.indexOf("-->", p);
+          this.lookAhead += (close < 0 ? n : close + 3) - p;
+        }
+        if (close >= 0 && (lt < 0 || close < lt)) {
+          state = DATA;
+          p = close + 3;
+          continue;
+        }
+      }
+      if (lt < 0) return n;
+      if (state === DATA) {
+        if (html.startsWith("<!--", lt)) {
+          state = ESCAPED;
+          if (close >= 0 && close < lt + 2) close = -2;
+          p = lt + 2;
+          continue;
+        }
+        if (isEndTagOf(html, lt, "script")) return lt;
+      } else if (state === ESCAPED) {
+        if (isEndTagOf(html, lt, "script")) return lt;
+        if (isWordAt(html, lt + 1, "script") && endsName(html.charCodeAt(lt + 7))) state = DOUBLE_ESCAPED;
+      } else if (isEndTagOf(html, lt, "script")) {
+        state = ESCAPED;
+      }
+      p = lt + 1;
+    }
+  }
+}
+
+/** A comment's text starts at `p`: "<!-->" and "<!--->" are empty; it ends at "-->" or "--!>" (any dashes before). */
+function commentEnd(html: string, p: number): number {
+  const n = html.length;
+  if (html.charCodeAt(p) === GT) return p + 1;
+  if (html.charCodeAt(p) === DASH && html.charCodeAt(p + 1) === GT) return p + 2;
+  for (let dashes = html.indexOf("--", p); dashes >= 0; dashes = html.indexOf("--", p)) {
+    p = dashes + 2;
+    while (p < n && html.charCodeAt(p) === DASH) p++;
+    if (html.charCodeAt(p) === GT) return p + 1;
+    if (html.charCodeAt(p) === BANG && html.charCodeAt(p + 1) === GT) return p + 2;
+  }
+  return n;
+}
+
+function bogusCommentEnd(html: string, p: number): number {
+  const gt = html.indexOf(">", p);
+  return gt < 0 ? html.length : gt + 1;
+}
+
+/** Ends a tag name (or the name after `</` in raw text): space, "/" or ">". */
+function endsName(c: number): boolean {
+  return isSpace(c) || c === SLASH || c === GT;
+}
+
+/** `</name` (any case) followed by a space, "/" or ">" at `at`. */
+function isEndTagOf(html: string, at: number, name: string): boolean {
+  return html.charCodeAt(at + 1) === SLASH && isWordAt(html, at + 2, name) && endsName(html.charCodeAt(at + 2 + name.length));
+}
+
+const scanner = new Scanner();
+
+/** Lets go of the page and of a namespace stack a hostile page grew (one byte per open svg or math). */
+function release(): void {
+  scanner.html = "";
+  if (scanner.stack.length > 1024) scanner.stack = new Uint8Array(16);
+}
+
+/**
+ * Calls `report` for every a, area, base, link, meta and img start tag of `html`, in document
+ * order, with its attributes (valid during the call only). Not reentrant: `report` must not scan.
+ */
+export function readStartTags(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void): void {
+  scanner.all = null;
+  try {
+    scanner.scan(html, report);
+  } finally {
+    release();
+  }
+}
+
+/** readStartTags with every attribute of each reported tag in a Map (for tests and tools). */
+export function scanTags(html: string, report: (tag: ScannedTag) => void): void {
+  scanner.all = new Map();
+  try {
+    scanner.scan(html, (name) => report({ name, attributes: scanner.all! }));
+  } finally {
+    scanner.all = null;
+    release();
+  }
+}
+
+/** Characters the last scan examined (its searches included): the tests' measure of linear work. */
+export function lastScanWork(): number {
+  return scanner.work;
+}

@@ -1,0 +1,126 @@
+// The tag scanner against the HTML tokenizer's rules, case by case. Against what the crawler read
+// before it (Bun's HTMLRewriter): tag-scanner.differential.test.ts.
+import { describe, expect, test } from "bun:test";
+import { scanTags, type ScannedTag } from "../../../src/crawler/html/tag-scanner.ts";
+
+function scanned(html: string): [string, Record<string, string>][] {
+  const out: [string, Record<string, string>][] = [];
+  scanTags(html, (tag: ScannedTag) => out.push([tag.name, Object.fromEntries(tag.attributes)]));
+  return out;
+}
+
+const hrefs = (html: string) => scanned(html).map(([, attributes]) => attributes.href);
+
+describe("scanTags: the tokenizer's rules", () => {
+  test("reported tags, attribute names lower-cased, values as written, the first of a repeated attribute", () => {
+    expect(
+      scanned(
+        `<A HREF="/x" Rel=next>a</A><p><img src='i.png' SRC=j><link rel=canonical href=/c><meta name=robots content="noindex, nofollow"><base href="/b/"><area href=/r>`,
+      ),
+    ).toEqual([
+      ["a", { href: "/x", rel: "next" }],
+      ["img", { src: "i.png" }],
+      ["link", { rel: "canonical", href: "/c" }],
+      ["meta", { name: "robots", content: "noindex, nofollow" }],
+      ["base", { href: "/b/" }],
+      ["area", { href: "/r" }],
+    ]);
+  });
+
+  test("quoted values may hold > and the other quote; unquoted values end at a space or >; a bare attribute is empty", () => {
+    expect(scanned(`<a title="a > b" href='/it"s'>x</a><a href=/u?a=1&b=2 download>y</a><a href=/v>z</a>`)).toEqual([
+      ["a", { title: "a > b", href: `/it"s` }],
+      ["a", { href: "/u?a=1&b=2", download: "" }],
+      ["a", { href: "/v" }],
+    ]);
+    expect(scanned(`<a href = "/spaced" ><a href="/q"title="t"><a/href=/s/><a href=>`)).toEqual([
+      ["a", { href: "/spaced" }],
+      ["a", { href: "/q", title: "t" }],
+      ["a", { href: "/s/" }],
+      ["a", { href: "" }],
+    ]);
+    // An attribute name may start with "=", and holds quotes and "<".
+    expect(scanned(`<a =x href=/y a"b=1 c<d=2>`)).toEqual([["a", { "=x": "", href: "/y", 'a"b': "1", "c<d": "2" }]]);
+  });
+
+  test("tag names: a name that merely starts like a reported one is another element; end tags report nothing", () => {
+    expect(hrefs(`<abbr href=/no><article href=/no><a2 href=/no></a href=/no><a\thref=/tab><a\nhref=/lf>`)).toEqual(["/tab", "/lf"]);
+  });
+
+  test("comments: <!-->, <!--->, --> and --!> end them; links inside are text", () => {
+    expect(
+      hrefs(`<!--><a href=/1><!---><a href=/2><!-- <a href=/no> --><a href=/3><!-- x --!><a href=/4><!-- a -- b ---><a href=/5>`),
+    ).toEqual(["/1", "/2", "/3", "/4", "/5"]);
+    expect(hrefs(`<!-- never closed <a href=/no>`)).toEqual([]);
+  });
+
+  test("doctype, processing instructions, CDATA in HTML and </ followed by a non-letter are bogus comments up to >", () => {
+    expect(
+      hrefs(`<!DOCTYPE html><?xml version="1.0"?><a href=/1><![CDATA[ x ]]><a href=/2></ 3 <a href=/no><a href=/4></><a href=/5>`),
+    ).toEqual(["/1", "/2", "/4", "/5"]);
+  });
+
+  test("< not followed by a letter, / or ! is text", () => {
+    expect(hrefs(`1 < 2 <3 <= <a href=/1> <- <. <a href=/2>`)).toEqual(["/1", "/2"]);
+  });
+
+  test("raw text and RCDATA elements hold text up to their end tag, whatever its case", () => {
+    for (const name of ["style", "xmp", "iframe", "noembed", "noframes", "textarea", "title", "script"]) {
+      const html = `<${name}><a href=/no></${name}x><a href=/no2></${name.toUpperCase()} ><a href=/yes>`;
+      expect([name, hrefs(html)]).toEqual([name, ["/yes"]]);
+    }
+    expect(hrefs(`<title>never closed <a href=/no>`)).toEqual([]);
+  });
+
+  test("script data escaped and double escaped states decide where a script ends", () => {
+    // </script> ends an escaped script...
+    expect(hrefs(`<script><!-- x </script><a href=/1>`)).toEqual(["/1"]);
+    // ...but not inside a <script> within the escape: that one ends at --> and the next </script>.
+    expect(hrefs(`<script><!-- <script> </script> <a href=/no> --> </script><a href=/2>`)).toEqual(["/2"]);
+    expect(hrefs(`<script><!--<script></script><a href=/no></script>--></script><a href=/3>`)).toEqual(["/3"]);
+    // "<!-->" enters and leaves the escape at once.
+    expect(hrefs(`<script><!--><script></script><a href=/4>`)).toEqual(["/4"]);
+    expect(hrefs(`<script>if (a <!--b) x = "</scripts>"; </script><a href=/5>`)).toEqual(["/5"]);
+  });
+
+  test("plaintext: everything after it is text", () => {
+    expect(hrefs(`<a href=/1><plaintext><a href=/no></plaintext><a href=/no2>`)).toEqual(["/1"]);
+  });
+
+  test("svg and math: their elements' content is markup, CDATA sections are text, an HTML breakout tag ends them", () => {
+    expect(
+      hrefs(`<svg><style><a href=/1></style><![CDATA[<a href=/no>]]><a href=/2></svg><style><a href=/no2></style><a href=/3>`),
+    ).toEqual(["/1", "/2", "/3"]);
+    expect(hrefs(`<svg><p><title><a href=/no></title><a href=/4>`)).toEqual(["/4"]);
+    expect(hrefs(`<math><title><a href=/5></title></math>`)).toEqual(["/5"]);
+  });
+
+  test("a tag cut off by the end of the page is no tag", () => {
+    for (const html of [`<a href="/x"`, `<a href="/x`, `<a href=/x`, `<a href=`, `<a href`, `<a `, `<a`])
+      expect([html, hrefs(html)]).toEqual([html, []]);
+  });
+
+  test("values: CR LF and CR read as LF, NUL as U+FFFD (the input stream's preprocessing)", () => {
+    expect(scanned(`<a href="/a\r\nb\rc\0d">`)).toEqual([["a", { href: "/a\nb\nc\uFFFDd" }]]);
+  });
+
+  test("hostile pages stay linear: 5 MB of one construct each, none reported beyond what is there", () => {
+    const size = 5 * 1024 * 1024;
+    const cases: [string, number][] = [
+      ["<a".repeat(size / 2), 0],
+      ["<".repeat(size), 0],
+      [`<a href=/x>`.repeat(size / 11), size / 11],
+      [`<a ${"x ".repeat(size / 2)}`, 0],
+      [`<a href="${"x".repeat(size)}`, 0],
+      [`<!--${"-".repeat(size)}`, 0],
+      [`<script><!--${"<script>".repeat(size / 8)}`, 0],
+      [`${"<b>".repeat(size / 3)}<a href=/deep>`, 1],
+      [`<title>${"</titl".repeat(size / 6)}`, 0],
+    ];
+    for (const [html, count] of cases) {
+      let seen = 0;
+      scanTags(html, () => seen++);
+      expect(seen).toBe(Math.floor(count));
+    }
+  });
+});
