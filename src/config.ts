@@ -1,7 +1,7 @@
 // The whole configuration of `genapi serve`, in one table: each option's flag, environment
 // variables, default and validation live together, and `--help` is printed from the same table.
 import { join } from "node:path";
-import { parseAllowTarget, type AllowedTarget } from "./crawler/net/address-guard.ts";
+import { parseAllowTarget, type AllowedTarget } from "./crawler/index.ts";
 import { parseTrustedProxies, type TrustedProxies } from "./quota/client-address.ts";
 
 export interface ServeConfig {

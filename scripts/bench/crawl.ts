@@ -4,7 +4,7 @@
 // parser with no network at all.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCrawlLimits } from "../../src/crawler/engine.ts";
+import { defaultCrawlLimits } from "../../src/crawler/index.ts";
 import type { Context } from "./context.ts";
 import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "./proc.ts";
 import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "./results.ts";

@@ -5,7 +5,7 @@
 // process waited for the core, the CPU time does not.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCrawlLimits } from "../../src/crawler/engine.ts";
+import { defaultCrawlLimits } from "../../src/crawler/index.ts";
 import { decodeHtml, extractPage } from "../../src/crawler/html/links.ts";
 
 const [dir, pathsFile, seconds] = Bun.argv.slice(2);

@@ -6,8 +6,7 @@ import { BodyReadError, PayloadTooLargeError, readBodyBytes } from "../http/body
 import type { Store } from "../db/store.ts";
 import type { KeyRecord } from "../keys/key-store.ts";
 import { quotaForKey, rateLimitHeaders, rateLimitMessage } from "../quota/quota.ts";
-import { TargetRefusedError } from "../crawler/errors.ts";
-import { INVALID_URL_MESSAGE, parseTargetUrl } from "../crawler/url/target-url.ts";
+import { INVALID_URL_MESSAGE, parseTargetUrl, TargetRefusedError } from "../crawler/index.ts";
 
 const BODY_LIMIT = 16 * 1024;
 export const AUTH_FAILED_MESSAGE = "Authentication failed. Invalid or missing API key.";

@@ -8,15 +8,23 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config.ts";
-import { systemResolver } from "../crawler/net/address-guard.ts";
-import { parseCrawlOptions, type CrawlOptions } from "../crawler/options.ts";
-import { MemoryCrawlState } from "../crawler/state.ts";
-import { defaultCrawlLimits, runCrawl, type CrawlRun } from "../crawler/engine.ts";
-import { crawlErrorAnswer } from "../crawler/errors.ts";
-import { createGuardedFetch } from "../crawler/net/guarded-fetch.ts";
-import { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "../crawler/limits.ts";
-import { writeSitemap, type WrittenSitemap } from "../crawler/output/sitemap-writer.ts";
-import { INVALID_URL_MESSAGE, parseTargetUrl } from "../crawler/url/target-url.ts";
+import {
+  type CrawlOptions,
+  type CrawlRun,
+  crawlErrorAnswer,
+  crawlReport,
+  createCrawlFetch,
+  defaultCrawlLimits,
+  INVALID_URL_MESSAGE,
+  MemoryCrawlState,
+  parseCrawlOptions,
+  parseTargetUrl,
+  runCrawl,
+  SITEMAP_MAX_BYTES,
+  SITEMAP_MAX_URLS,
+  type WrittenSitemap,
+  writeSitemap,
+} from "../crawler/index.ts";
 import { USER_AGENT } from "../version.ts";
 import { createProgressLine, formatElapsed, pagesPerSecond, REDRAW_EVERY_MS } from "./progress.ts";
 
@@ -110,7 +118,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   const state = new MemoryCrawlState();
   const limits = { ...defaultCrawlLimits, maxPages: config.maxPages, timeoutMs: config.crawlTimeoutSeconds * 1000 };
   // The user's own rights: every address may be crawled, as with `serve --allow-private-targets`.
-  const fetch = createGuardedFetch({ allowPrivate: true, allowTargets: [] }, systemResolver);
+  const fetch = createCrawlFetch({ policy: { allowPrivate: true, allowTargets: [] }, concurrency: limits.concurrency });
   let run: CrawlRun;
   try {
     run = await runCrawl(
@@ -163,15 +171,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   }
   removeInterrupt();
 
-  const report = {
-    url: run.url,
-    url_count: written.urlCount,
-    pages_crawled: run.pagesCrawled,
-    truncated: run.truncated,
-    duration_ms: Math.round(run.durationMs),
-    generated_at: new Date().toISOString(),
-    ...(await state.report()),
-  };
+  const report = crawlReport({ ...run, urlCount: written.urlCount, exclusions: await state.report() }, new Date());
   if (config.json) io.stderr(`${JSON.stringify(report)}\n`);
   else if (!config.quiet) io.stderr(summary(run, written, config.output, interrupted));
   return interrupted ? EXIT_INTERRUPTED : 0;

@@ -1,7 +1,7 @@
 // The live progress line of `genapi crawl` on a terminal: one line redrawn in place (carriage
 // return + erase line), at most ~10 times a second, cut to the terminal's width so it never wraps
 // (a wrapped line cannot be redrawn with \r), and erased before anything else is written.
-import type { CrawlProgress } from "../crawler/engine.ts";
+import type { CrawlProgress } from "../crawler/index.ts";
 
 const ERASE_LINE = "\r\x1b[2K";
 /** At most ~10 redraws a second. */

@@ -10,10 +10,11 @@ import { CrawlFailedError, NothingListedError, TargetRefusedError } from "./erro
 import { EXCLUSION_REASONS, nothingListedReason, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import { isHtml, isRedirect, lastModifiedOf, linkHeaderCanonical, mediaTypeOf } from "./net/headers.ts";
 import { type Followed, followHops, type HopStep } from "./net/hops.ts";
-import { MAX_URL_LENGTH, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./limits.ts";
+import type { CrawlLimits } from "./limits.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
-import { CrawlStopped, createRequester, describeFailure, timerDelay, type HopFetcher, type Requester } from "./net/request.ts";
-import { fetchRobots, type RobotsRules } from "./robots/robots.ts";
+import { timerDelay } from "./net/abort.ts";
+import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
+import { fetchRobots, RobotsUnreachableError, type RobotsRules } from "./robots/robots.ts";
 import { readRobotsSitemaps } from "./robots/sitemaps.ts";
 import { createUrlFilter, type UrlFilter } from "./filter.ts";
 import { normaliseUrl, originOf } from "./url/url.ts";
@@ -21,41 +22,6 @@ import { fitSitemap, type SitemapEntry } from "./output/xml.ts";
 
 export type { HopFetcher } from "./net/request.ts";
 export type { SitemapEntry } from "./output/xml.ts";
-
-export interface CrawlLimits {
-  /** Page requests per crawl, each redirect hop included, robots.txt excluded. */
-  maxPages: number;
-  /** Total budget: robots.txt, start page and crawl. */
-  timeoutMs: number;
-  /** Per request, including the whole body read. */
-  requestTimeoutMs: number;
-  /** Parallel requests within one crawl. */
-  concurrency: number;
-  /** Per HTML page, counted on the decoded stream; a larger page is skipped (truncated). */
-  maxBodyBytes: number;
-  /** Longer links are ignored. */
-  maxUrlLength: number;
-  /** Distinct links followed per page; the rest are dropped (truncated). */
-  maxLinksPerPage: number;
-  /** Redirects followed per chain after the start page; a longer chain or a loop is not listed. */
-  maxRedirects: number;
-  /** sitemaps.org limits of one sitemap file. */
-  maxUrls: number;
-  maxSitemapBytes: number;
-}
-
-export const defaultCrawlLimits: CrawlLimits = {
-  maxPages: 500,
-  timeoutMs: 60_000,
-  requestTimeoutMs: 10_000,
-  concurrency: 8,
-  maxBodyBytes: 5 * 1024 * 1024,
-  maxUrlLength: MAX_URL_LENGTH,
-  maxLinksPerPage: 10_000,
-  maxRedirects: 10,
-  maxUrls: SITEMAP_MAX_URLS,
-  maxSitemapBytes: SITEMAP_MAX_BYTES,
-};
 
 export interface CrawlDeps {
   fetch: HopFetcher;
@@ -571,7 +537,7 @@ async function startPhase<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
-    if (err instanceof CrawlStopped) throw new CrawlFailedError(err.reason);
+    if (err instanceof CrawlStopped || err instanceof RobotsUnreachableError) throw new CrawlFailedError(err.reason);
     throw err;
   }
 }

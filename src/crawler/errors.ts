@@ -1,13 +1,8 @@
 // How a crawl fails after admission, and the one place that turns it into {status, message}: the
 // route answers with it, a job stores it as its `error`, `genapi crawl` prints the message (exit 1).
+import { TargetRefusedError } from "./net/address-guard.ts";
 
-/** The target (or a redirect hop of the start URL) is an address the service must not reach: 400. */
-export class TargetRefusedError extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-    this.name = "TargetRefusedError";
-  }
-}
+export { TargetRefusedError } from "./net/address-guard.ts";
 
 /** The start page could not be crawled (DNS, refused, timeout, non-2xx, not HTML, robots.txt): 502. */
 export class CrawlFailedError extends Error {

@@ -1,7 +1,7 @@
 // The crawl options that decide which URLs are queued and listed: include/exclude patterns (the
 // robots.txt matcher's syntax and code), ignore_query_params, and max_depth.
 import type { CrawlOptions } from "./options.ts";
-import { compileRule, matches, type Rule } from "./robots/robots.ts";
+import { compileRule, matches, type Rule } from "./robots/pattern.ts";
 
 export interface UrlFilter {
   /** `url` (normalised) without the ignored query parameters; itself when nothing is removed. */

@@ -1,9 +1,42 @@
-// The crawl's fixed limits, written once: the URL length every <loc> and every accepted start URL
-// obeys, and the sitemaps.org bounds of one sitemap file.
+// The limits of one crawl: what the server's flags set (pages, time) and what is fixed (request
+// time, body size, links per page, redirects, the sitemaps.org bounds of one file).
+import { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./output/sitemap-writer.ts";
+import { MAX_URL_LENGTH } from "./url/url.ts";
 
-/** sitemaps.org: a <loc> has fewer than 2,048 characters; the contract allows exactly 2,048. */
-export const MAX_URL_LENGTH = 2_048;
-/** sitemaps.org: URLs in one sitemap file. */
-export const SITEMAP_MAX_URLS = 50_000;
-/** sitemaps.org: bytes of one (uncompressed) sitemap file. */
-export const SITEMAP_MAX_BYTES = 52_428_800;
+export { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./output/sitemap-writer.ts";
+export { MAX_URL_LENGTH } from "./url/url.ts";
+
+export interface CrawlLimits {
+  /** Page requests per crawl, each redirect hop included, robots.txt excluded. */
+  maxPages: number;
+  /** Total budget: robots.txt, start page and crawl. */
+  timeoutMs: number;
+  /** Per request, including the whole body read. */
+  requestTimeoutMs: number;
+  /** Parallel requests within one crawl. */
+  concurrency: number;
+  /** Per HTML page, counted on the decoded stream; a larger page is skipped (truncated). */
+  maxBodyBytes: number;
+  /** Longer links are ignored. */
+  maxUrlLength: number;
+  /** Distinct links followed per page; the rest are dropped (truncated). */
+  maxLinksPerPage: number;
+  /** Redirects followed per chain after the start page; a longer chain or a loop is not listed. */
+  maxRedirects: number;
+  /** sitemaps.org limits of one sitemap file. */
+  maxUrls: number;
+  maxSitemapBytes: number;
+}
+
+export const defaultCrawlLimits: CrawlLimits = {
+  maxPages: 500,
+  timeoutMs: 60_000,
+  requestTimeoutMs: 10_000,
+  concurrency: 8,
+  maxBodyBytes: 5 * 1024 * 1024,
+  maxUrlLength: MAX_URL_LENGTH,
+  maxLinksPerPage: 10_000,
+  maxRedirects: 10,
+  maxUrls: SITEMAP_MAX_URLS,
+  maxSitemapBytes: SITEMAP_MAX_BYTES,
+};

@@ -3,9 +3,7 @@
 // job's callback_secret. The request goes through the crawler's address guard (checked address,
 // no redirects followed), so a callback cannot reach an address a crawl could not.
 import { createHmac } from "node:crypto";
-import { TargetRefusedError } from "../crawler/errors.ts";
-import { createGuardedFetch, type Send } from "../crawler/net/guarded-fetch.ts";
-import type { Resolver, TargetPolicy } from "../crawler/net/address-guard.ts";
+import { createGuardedFetch, type Resolver, type Send, TargetRefusedError, type TargetPolicy } from "../crawler/index.ts";
 import type { JobStore } from "./job-store.ts";
 import type { Job } from "./model.ts";
 

@@ -1,7 +1,6 @@
 // One job's crawl: the shared engine (runCrawl) over a store-backed state, with the job's options
 // as its limits and whatever time --job-timeout leaves after earlier attempts.
-import { crawlErrorAnswer } from "../crawler/errors.ts";
-import { defaultCrawlLimits, runCrawl, type CrawlDeps } from "../crawler/engine.ts";
+import { type CrawlDeps, crawlErrorAnswer, defaultCrawlLimits, runCrawl } from "../crawler/index.ts";
 import type { ClaimedJob, JobStore } from "./job-store.ts";
 import type { CrawlEnd, JobControl } from "./runner.ts";
 import { defaultStoreStateOptions, StoreCrawlState, type StoreStateOptions } from "./store-crawl-state.ts";

@@ -1,7 +1,7 @@
 // What jobs need from the store, one interface for SQLite and PostgreSQL. The job row carries its
 // lifecycle and lease; the crawl's growing state (URLs seen and queued, entries listed) lives in
 // their own tables so a job survives its process and any instance can continue or serve it.
-import type { CrawlOptions } from "../crawler/options.ts";
+import type { CrawlOptions } from "../crawler/index.ts";
 import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
 
 /** A job as stored: the public fields plus what only the server sees. */

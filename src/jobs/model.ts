@@ -1,7 +1,7 @@
 // The job object of the contract's "Crawl jobs" section and the request/response schemas of the
 // job endpoints, for the OpenAPI document (with examples).
 import { t } from "elysia";
-import { defaultCrawlOptions, type CrawlOptions } from "../crawler/options.ts";
+import { defaultCrawlOptions, type CrawlOptions } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";

@@ -1,8 +1,7 @@
 // Turns a job's listed entries (in the store, sorted by loc) into its sitemap files with the shared
 // sitemap writer, each stored gzip-compressed: one <urlset> as sitemap.xml, or, past 50,000 URLs
 // or 50 MB, parts and a <sitemapindex> whose <loc>s are where the owner will publish them.
-import { writeSitemap, type PartLimits } from "../crawler/output/sitemap-writer.ts";
-import type { SitemapEntry } from "../crawler/output/xml.ts";
+import { crawlReport, type PartLimits, type SitemapEntry, writeSitemap } from "../crawler/index.ts";
 import type { JobStore, StoredEntry, StoredJob } from "./job-store.ts";
 import type { JobProgress, JobResult } from "./model.ts";
 
@@ -51,16 +50,16 @@ export async function publishResult(
     },
     limits,
   });
-  return {
-    url: facts.url,
-    url_count: written.urlCount,
-    pages_crawled: run.progress.pages_crawled,
-    truncated: facts.truncated || run.truncated,
-    duration_ms: run.progress.elapsed_ms,
-    generated_at: run.now.toISOString(),
-    excluded: facts.excluded,
-    excluded_examples: facts.excludedExamples,
-    sitemap_url: `/api/jobs/${job.id}/sitemap.xml`,
-    sitemap_parts: written.parts,
-  };
+  const report = crawlReport(
+    {
+      url: facts.url,
+      urlCount: written.urlCount,
+      pagesCrawled: run.progress.pages_crawled,
+      truncated: facts.truncated || run.truncated,
+      durationMs: run.progress.elapsed_ms,
+      exclusions: { excluded: facts.excluded, excluded_examples: facts.excludedExamples },
+    },
+    run.now,
+  );
+  return { ...report, sitemap_url: `/api/jobs/${job.id}/sitemap.xml`, sitemap_parts: written.parts };
 }

@@ -3,8 +3,7 @@
 // job; another key or an unknown id answers 404 `Job not found.`
 import { Elysia, t } from "elysia";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
-import { parseCrawlOptions, type CrawlOptions } from "../crawler/options.ts";
-import { parseTargetUrl } from "../crawler/url/target-url.ts";
+import { type CrawlOptions, parseCrawlOptions, parseTargetUrl } from "../crawler/index.ts";
 import { newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
 import {
   createJobResponses,

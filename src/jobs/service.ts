@@ -3,10 +3,7 @@
 // (running jobs handed back), before the store closes.
 import { hostname } from "node:os";
 import type { ServeConfig } from "../config.ts";
-import { systemResolver, type Resolver, type TargetPolicy } from "../crawler/net/address-guard.ts";
-import { defaultCrawlLimits } from "../crawler/engine.ts";
-import { createGuardedFetch } from "../crawler/net/guarded-fetch.ts";
-import { createHttpClient } from "../crawler/net/http-client.ts";
+import { createCrawlFetch, defaultCrawlLimits, type Resolver, systemResolver, type TargetPolicy } from "../crawler/index.ts";
 import { USER_AGENT } from "../version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";
@@ -61,7 +58,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
       leaseMs,
       // The crawler's HTTP/1.1 client, one keep-alive pool for every job; callbacks POST with fetch (callback.ts).
       crawl: {
-        fetch: createGuardedFetch(policy, resolve, createHttpClient({ maxIdlePerKey: defaultCrawlLimits.concurrency }).send),
+        fetch: createCrawlFetch({ policy, resolve, concurrency: defaultCrawlLimits.concurrency }),
         now: Date.now,
         userAgent: USER_AGENT,
       },

@@ -2,9 +2,17 @@
 // its process and memory stays flat however large the site is. Records are applied in memory at
 // once and written in batches (one transaction per FLUSH_PAGES pages or FLUSH_MS), each under the
 // job's lease; a bounded cache of recent URLs answers most seen checks without the store.
-import { emptyExclusionReport, recordExclusion, type ExclusionReport } from "../crawler/exclusions.ts";
-import type { CrawlState, FrontierItem, PageRecord, RecordResult, ResumePoint } from "../crawler/state.ts";
-import type { SitemapEntry } from "../crawler/output/xml.ts";
+import {
+  type CrawlState,
+  type ExclusionReport,
+  emptyExclusionReport,
+  type FrontierItem,
+  type PageRecord,
+  type RecordResult,
+  type ResumePoint,
+  recordExclusion,
+  type SitemapEntry,
+} from "../crawler/index.ts";
 import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
 import type { JobProgress } from "./model.ts";
 import { BloomFilter } from "./bloom.ts";

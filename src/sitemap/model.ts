@@ -1,8 +1,14 @@
 // The request and response models of POST /api/generate, for the OpenAPI document.
 import { t } from "elysia";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
-import { MAX_PARAM_NAME_LENGTH, MAX_PATTERN_LENGTH, MAX_PATTERNS } from "../crawler/options.ts";
-import { EXCLUSION_REASONS, MAX_EXAMPLES_PER_REASON, type ExclusionReason } from "../crawler/exclusions.ts";
+import {
+  EXCLUSION_REASONS,
+  type ExclusionReason,
+  MAX_EXAMPLES_PER_REASON,
+  MAX_PARAM_NAME_LENGTH,
+  MAX_PATTERN_LENGTH,
+  MAX_PATTERNS,
+} from "../crawler/index.ts";
 
 const patterns = (description: string, example: string[]) =>
   t.Optional(

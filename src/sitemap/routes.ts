@@ -4,10 +4,8 @@ import { Elysia } from "elysia";
 import { storeErrorResponse } from "../db/store.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
 import { createAdmission, fail, type AdmissionDeps, type Admitted, type BodyCheck } from "../admission/admission.ts";
-import type { CrawlResult } from "../crawler/engine.ts";
-import { parseCrawlOptions, type CrawlOptions } from "../crawler/options.ts";
+import { type CrawlOptions, type CrawlResult, crawlErrorAnswer, crawlReport, parseCrawlOptions } from "../crawler/index.ts";
 import { type CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
-import { crawlErrorAnswer } from "../crawler/errors.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
 import { with429Example } from "../http/openapi.ts";
 import { rateLimitMessage } from "../quota/quota.ts";
@@ -42,22 +40,9 @@ async function crawlFor(request: Request, deps: SitemapDeps, admitted: Admitted<
   // 7. The crawl.
   try {
     const result = await deps.crawl(admitted.url.href, request.signal, admitted.value);
+    const { url, ...report } = crawlReport({ ...result, urlCount: result.entries.length, exclusions: result }, deps.now());
     return Response.json(
-      {
-        success: true,
-        message: "Sitemap generated successfully.",
-        data: {
-          url: result.url,
-          sitemap: result.sitemap,
-          url_count: result.entries.length,
-          pages_crawled: result.pagesCrawled,
-          truncated: result.truncated,
-          duration_ms: Math.round(result.durationMs),
-          generated_at: deps.now().toISOString(),
-          excluded: result.excluded,
-          excluded_examples: result.excluded_examples,
-        },
-      },
+      { success: true, message: "Sitemap generated successfully.", data: { url, sitemap: result.sitemap, ...report } },
       { headers },
     );
   } catch (error) {

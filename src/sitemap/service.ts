@@ -1,13 +1,20 @@
 // Binds the crawler to the server's configuration: the address policy, the guarded fetcher and
 // the crawl limits. The route sees only `checkTarget` and `crawl`.
-import type { ServeConfig } from "../config.ts";
+import {
+  type AllowedTarget,
+  type CrawlLimits,
+  type CrawlOptions,
+  type CrawlResult,
+  checkTarget,
+  crawlSite,
+  createCrawlFetch,
+  defaultCrawlLimits,
+  type Resolver,
+  systemResolver,
+  TargetRefusedError,
+  type TargetPolicy,
+} from "../crawler/index.ts";
 import { USER_AGENT } from "../version.ts";
-import { checkTarget, systemResolver, type Resolver, type TargetPolicy } from "../crawler/net/address-guard.ts";
-import type { CrawlOptions } from "../crawler/options.ts";
-import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult } from "../crawler/engine.ts";
-import { TargetRefusedError } from "../crawler/errors.ts";
-import { createGuardedFetch } from "../crawler/net/guarded-fetch.ts";
-import { createHttpClient } from "../crawler/net/http-client.ts";
 
 /** How long the pre-admission address check waits for DNS; the crawl has its own deadline. */
 const DNS_TIMEOUT_MS = 5000;
@@ -26,12 +33,20 @@ export interface SitemapService {
   crawl: (url: string, signal: AbortSignal, options: CrawlOptions) => Promise<CrawlResult>;
 }
 
-function crawlLimitsFor(config: Pick<ServeConfig, "maxPages" | "crawlTimeoutSeconds">): CrawlLimits {
+/** The server's settings this service needs (serve's flags, config.ts). */
+export interface SitemapServiceConfig {
+  maxPages: number;
+  crawlTimeoutSeconds: number;
+  allowPrivateTargets: boolean;
+  allowTargets: AllowedTarget[];
+}
+
+function crawlLimitsFor(config: Pick<SitemapServiceConfig, "maxPages" | "crawlTimeoutSeconds">): CrawlLimits {
   return { ...defaultCrawlLimits, maxPages: config.maxPages, timeoutMs: config.crawlTimeoutSeconds * 1000 };
 }
 
 export function createSitemapService(
-  config: Pick<ServeConfig, "maxPages" | "crawlTimeoutSeconds" | "allowPrivateTargets" | "allowTargets">,
+  config: SitemapServiceConfig,
   options: { resolve?: Resolver; stopSignal?: AbortSignal } = {},
 ): SitemapService {
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
@@ -39,7 +54,7 @@ export function createSitemapService(
   const limits = crawlLimitsFor(config);
   // One keep-alive pool for every crawl of the server, keeping as many idle connections per site
   // as a crawl runs requests.
-  const fetch = createGuardedFetch(policy, resolve, createHttpClient({ maxIdlePerKey: limits.concurrency }).send);
+  const fetch = createCrawlFetch({ policy, resolve, concurrency: limits.concurrency });
   return {
     async checkTarget(url) {
       try {

@@ -1,6 +1,6 @@
 // The crawler against fixture websites served on loopback, through Bun's real fetch.
 import { describe, expect, test } from "bun:test";
-import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/crawler/engine.ts";
+import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/crawler/index.ts";
 import { CrawlFailedError } from "../../src/crawler/errors.ts";
 import { serveSite, sitesStoppedAfterEach, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";

@@ -1,6 +1,6 @@
 // Crawl logic over an injected fetcher and clock: no network, no dependence on real time.
 import { describe, expect, test } from "bun:test";
-import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/crawler/engine.ts";
+import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/crawler/index.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/crawler/errors.ts";
 import { renderSitemap } from "../../src/crawler/output/xml.ts";
 import { validateSitemap } from "../support/xmllint.ts";

@@ -3,7 +3,7 @@
 // validated against the sitemaps.org schema (with the image and xhtml schemas when those are on).
 import { describe, expect, test } from "bun:test";
 import { defaultCrawlOptions, type CrawlOptions } from "../../src/crawler/options.ts";
-import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult, type HopFetcher } from "../../src/crawler/engine.ts";
+import { crawlSite, defaultCrawlLimits, type CrawlLimits, type CrawlResult, type HopFetcher } from "../../src/crawler/index.ts";
 import { NothingListedError } from "../../src/crawler/errors.ts";
 import { sitesStoppedAfterEach, type Route, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";

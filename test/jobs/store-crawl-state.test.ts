@@ -11,7 +11,7 @@ import { createPostgresJobStore, postgresJobsMigration } from "../../src/jobs/po
 import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
-import { defaultCrawlLimits, runCrawl } from "../../src/crawler/engine.ts";
+import { defaultCrawlLimits, runCrawl } from "../../src/crawler/index.ts";
 import { describeCrawlState } from "../support/crawl-state-conformance.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 

@@ -4,7 +4,7 @@ import { createApp } from "../../src/app.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite-store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
-import type { CrawlResult } from "../../src/crawler/engine.ts";
+import type { CrawlResult } from "../../src/crawler/index.ts";
 import { emptyExclusionReport } from "../../src/crawler/exclusions.ts";
 import type { SitemapDeps } from "../../src/sitemap/routes.ts";
 import { renderSitemap } from "../../src/crawler/output/xml.ts";

@@ -2,7 +2,7 @@
 // one (test/crawler/state.test.ts) and the store-backed one of jobs.
 import { describe, expect, test } from "bun:test";
 import type { CrawlState } from "../../src/crawler/state.ts";
-import { defaultCrawlLimits, runCrawl, type CrawlLimits, type CrawlProgress, type HopFetcher } from "../../src/crawler/engine.ts";
+import { defaultCrawlLimits, runCrawl, type CrawlLimits, type CrawlProgress, type HopFetcher } from "../../src/crawler/index.ts";
 
 /** A fresh state, and a way to open the same crawl's state again as a new process would. */
 export type OpenState = () => Promise<{ state: CrawlState; reopen: () => Promise<CrawlState> }>;

@@ -3,7 +3,14 @@
 // hand back the one address the caller must connect to (see guarded-fetch.ts).
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
-import { TargetRefusedError } from "../errors.ts";
+
+/** The target (or a redirect hop of the start URL) is an address the service must not reach: 400. */
+export class TargetRefusedError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = "TargetRefusedError";
+  }
+}
 
 /** One `--allow-target HOST[:PORT]` entry; no port means any port. */
 export interface AllowedTarget {

@@ -1,5 +1,5 @@
 // Bounded body reads: an untrusted body is never read whole (Bun's fetch has no decompressed-size cap).
-import { untilAborted } from "./request.ts";
+import { untilAborted } from "./abort.ts";
 
 export interface CappedBody {
   bytes: Uint8Array;

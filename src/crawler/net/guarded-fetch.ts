@@ -6,7 +6,8 @@
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
 import { createHttpClient } from "./http-client.ts";
-import { untilAborted, type HopFetcher } from "./request.ts";
+import { untilAborted } from "./abort.ts";
+import type { HopFetcher } from "./request.ts";
 
 /**
  * Sends one request, with fetch's signature: the crawler's HTTP/1.1 client by default (a

@@ -1,6 +1,6 @@
 // Redirect following, once, for the start page, queued pages and robots.txt: each caller states its
 // policy (hop limit, which targets may be followed, whether a refused address ends the crawl).
-import { TargetRefusedError } from "../errors.ts";
+import { TargetRefusedError } from "./address-guard.ts";
 
 /** What one request answered: a redirect to follow, or the caller's own final value. */
 export type HopStep<P> = { kind: "redirect"; location: string } | { kind: "final"; value: P };

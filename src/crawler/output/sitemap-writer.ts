@@ -3,7 +3,6 @@
 // Streaming: the entries arrive as an (async) iterable and each finished file goes to the caller's
 // sink, so memory holds at most two parts, never the whole result (jobs list 1,000,000 URLs).
 // Jobs gzip each file into the store; `genapi crawl` writes files beside --output.
-import { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "../limits.ts";
 import {
   escapeXml,
   GC_EVERY_ENTRIES,
@@ -14,6 +13,11 @@ import {
   type SitemapEntry,
   type SitemapFeatures,
 } from "./xml.ts";
+
+/** sitemaps.org: URLs in one sitemap file. */
+export const SITEMAP_MAX_URLS = 50_000;
+/** sitemaps.org: bytes of one (uncompressed) sitemap file. */
+export const SITEMAP_MAX_BYTES = 52_428_800;
 
 export interface PartLimits {
   urls: number;

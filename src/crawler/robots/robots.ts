@@ -1,10 +1,19 @@
 // robots.txt per RFC 9309: fetching (status and redirect rules), grouping and matching.
 import { readCapped } from "../net/body.ts";
-import { CrawlFailedError, TargetRefusedError } from "../errors.ts";
+import { TargetRefusedError } from "../net/address-guard.ts";
 import { isRedirect } from "../net/headers.ts";
 import { followHops, type HopPolicy, type HopStep } from "../net/hops.ts";
 import { CrawlStopped, describeFailure, type Requester } from "../net/request.ts";
-import { encodePathOnce, encodeQueryOnce, matchForm } from "../url/url.ts";
+import { matchForm } from "../url/url.ts";
+import { compileRule, matchesForm, type Rule } from "./pattern.ts";
+
+/** robots.txt answered 5xx or could not be fetched: the whole site counts as disallowed (the crawl's 502). */
+export class RobotsUnreachableError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = "RobotsUnreachableError";
+  }
+}
 
 export interface RobotsRules {
   /** Whether the crawler may fetch this normalised URL of the rules' origin. */
@@ -19,17 +28,6 @@ export const ALLOW_ALL: RobotsRules = { allows: () => true, sitemaps: [] };
 export const ROBOTS_MAX_BYTES = 500 * 1024;
 /** RFC 9309 2.3.1.2: follow at least five redirects; past them, act as if there were no rules. */
 export const ROBOTS_MAX_REDIRECTS = 5;
-
-/** A compiled pattern; also the include/exclude crawl options' (url-filter.ts). */
-export interface Rule {
-  allow: boolean;
-  /** Specificity: the pattern's length in characters, as written (normalised). */
-  length: number;
-  /** The literal runs between `*`s; the path must contain them in order, the first at its start. */
-  parts: string[];
-  /** A trailing `$`: the last part must end the path. */
-  anchored: boolean;
-}
 
 /**
  * Rules of `text` (the robots.txt of `origin`) for `productToken`: every group naming the token
@@ -87,19 +85,6 @@ export function parseRobots(origin: string, text: string, productToken: string):
   };
 }
 
-/**
- * A pattern compiled for matching: path and query percent-encoded the way normaliseUrl encodes
- * them, `*` split off as wildcards and a trailing `$` as the anchor, then each literal run put in
- * match form, where `%2A` and `%24` stand for a literal `*` and `$` (RFC 9309 2.2.3).
- */
-export function compileRule(allow: boolean, value: string): Rule {
-  const query = value.indexOf("?");
-  const pattern = query < 0 ? encodePathOnce(value) : `${encodePathOnce(value.slice(0, query))}?${encodeQueryOnce(value.slice(query + 1))}`;
-  const anchored = pattern.endsWith("$");
-  const parts = (anchored ? pattern.slice(0, -1) : pattern).split("*").map(matchForm);
-  return { allow, length: pattern.length, parts, anchored };
-}
-
 function decide(rules: Rule[], path: string): boolean {
   const target = matchForm(path);
   let best: Rule | undefined;
@@ -108,27 +93,6 @@ function decide(rules: Rule[], path: string): boolean {
     if (matchesForm(rule, target)) best = rule;
   }
   return best?.allow ?? true;
-}
-
-/** Whether `rule` matches the path and query of a normalised URL ("/a/b?c"). */
-export function matches(rule: Rule, path: string): boolean {
-  return matchesForm(rule, matchForm(path));
-}
-
-function matchesForm(rule: Rule, path: string): boolean {
-  const { parts, anchored } = rule;
-  if (!path.startsWith(parts[0]!)) return false;
-  if (parts.length === 1) return !anchored || path.length === parts[0]!.length;
-  let at = parts[0]!.length;
-  const last = parts.length - 1;
-  for (let i = 1; i < last; i++) {
-    const found = path.indexOf(parts[i]!, at);
-    if (found < 0) return false;
-    at = found + parts[i]!.length;
-  }
-  // The last run: anywhere after the others, or exactly at the end under `$`.
-  const tail = parts[last]!;
-  return anchored ? path.length - tail.length >= at && path.endsWith(tail) : path.indexOf(tail, at) >= 0;
 }
 
 type Outcome = { rules: string } | { unreachable: string };
@@ -148,9 +112,9 @@ const ROBOTS_HOPS: HopPolicy = {
 
 /**
  * Fetches and parses `origin`'s robots.txt. 2xx: its rules (first 500 KiB). 4xx, or more than five
- * redirects: no rules. 5xx, or a redirect hop that fails or is refused: CrawlFailedError
+ * redirects: no rules. 5xx, or a redirect hop that fails or is refused: RobotsUnreachableError
  * ("robots.txt unreachable (...)"), as the whole site counts as disallowed. When /robots.txt itself
- * cannot be fetched, the site is unreachable: CrawlFailedError with the plain reason
+ * cannot be fetched, the site is unreachable: RobotsUnreachableError with the plain reason
  * ("connection refused", "timed out"), or TargetRefusedError for a refused address.
  */
 export async function fetchRobots(origin: string, request: Requester, productToken: string): Promise<RobotsRules> {
@@ -174,15 +138,15 @@ export async function fetchRobots(origin: string, request: Requester, productTok
     } catch (err) {
       if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;
       // The site itself cannot be reached: say so plainly.
-      if (hop === 0) throw new CrawlFailedError(describeFailure(err));
+      if (hop === 0) throw new RobotsUnreachableError(describeFailure(err));
       return { kind: "final", value: { unreachable: describeFailure(err) } };
     }
   });
   if (followed.kind === "stopped") {
     if (followed.reason === "too many redirects") return ALLOW_ALL;
-    if (followed.refused) throw new CrawlFailedError("robots.txt unreachable (address not allowed)");
-    throw new CrawlFailedError("robots.txt unreachable (invalid redirect)");
+    if (followed.refused) throw new RobotsUnreachableError("robots.txt unreachable (address not allowed)");
+    throw new RobotsUnreachableError("robots.txt unreachable (invalid redirect)");
   }
-  if ("unreachable" in followed.value) throw new CrawlFailedError(`robots.txt unreachable (${followed.value.unreachable})`);
+  if ("unreachable" in followed.value) throw new RobotsUnreachableError(`robots.txt unreachable (${followed.value.unreachable})`);
   return parseRobots(origin, followed.value.rules, productToken);
 }

@@ -4,7 +4,7 @@
 // XML element depth; no DTD is read and no entity is expanded (saxes never expands DTD entities; a
 // document with a DOCTYPE is refused outright); the stream is parsed as it arrives, never held whole.
 import { SaxesParser } from "saxes";
-import { TargetRefusedError } from "../errors.ts";
+import { TargetRefusedError } from "../net/address-guard.ts";
 import { isRedirect } from "../net/headers.ts";
 import { followHops, type HopStep } from "../net/hops.ts";
 import { CrawlStopped, type Requester } from "../net/request.ts";

@@ -1,7 +1,6 @@
 // Step 3 of the sitemap contract: is the `url` field a full http(s) URL we are willing to crawl?
 
-import { MAX_URL_LENGTH } from "../limits.ts";
-import { normaliseUrl } from "./url.ts";
+import { MAX_URL_LENGTH, normaliseUrl } from "./url.ts";
 
 export const INVALID_URL_MESSAGE = "Invalid URL. Provide a full URL that includes http:// or https://.";
 

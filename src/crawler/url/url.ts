@@ -1,5 +1,8 @@
 // One spelling per page: every URL the crawler compares, fetches or lists goes through normaliseUrl.
 
+/** sitemaps.org: a <loc> has fewer than 2,048 characters; the contract allows exactly 2,048. */
+export const MAX_URL_LENGTH = 2_048;
+
 /** Characters RFC 3986 allows unescaped in a path (unreserved, sub-delims, ":", "@", "/"). */
 const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/;
 /** A path of safe characters only (no escapes, nothing to encode) is already in normal form. */

@@ -41,7 +41,7 @@ describe("the scanner reads what HTMLRewriter read", () => {
 
   // Fixtures mark what a browser sees: hrefs with "/yes/" are links (or images) by the HTML
   // standard, hrefs with "/no/" are text. Both readers must read them alike, and as marked.
-  const FIXTURES = join(import.meta.dir, "../fixtures/html-scan");
+  const FIXTURES = join(import.meta.dir, "../../fixtures/html-scan");
   for (const file of readdirSync(FIXTURES).sort()) {
     test(`fixture ${file}`, () => {
       const html = readFileSync(join(FIXTURES, file), "utf8");

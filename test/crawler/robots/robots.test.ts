@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import robotsParser from "robots-parser";
-import { CrawlFailedError, TargetRefusedError } from "../../../src/crawler/errors.ts";
+import { TargetRefusedError } from "../../../src/crawler/net/address-guard.ts";
 import { createRequester, type HopFetcher } from "../../../src/crawler/net/request.ts";
-import { fetchRobots, parseRobots, ROBOTS_MAX_BYTES } from "../../../src/crawler/robots/robots.ts";
+import { fetchRobots, parseRobots, ROBOTS_MAX_BYTES, RobotsUnreachableError } from "../../../src/crawler/robots/robots.ts";
 import { normaliseUrl } from "../../../src/crawler/url/url.ts";
 
 const ORIGIN = "http://site.test";
@@ -132,19 +132,19 @@ describe("fetchRobots (RFC 9309 fetching)", () => {
 
   test("5xx: unreachable, the whole site disallowed", async () => {
     const attempt = scripted([new Response("down", { status: 503 })]).load();
-    await expect(attempt).rejects.toThrow(CrawlFailedError);
+    await expect(attempt).rejects.toThrow(RobotsUnreachableError);
     await expect(attempt).rejects.toThrow("robots.txt unreachable (HTTP 503)");
   });
 
   test("a network failure of a redirect hop: unreachable with its reason", async () => {
     const refused = Object.assign(new TypeError("Unable to connect"), { code: "ECONNREFUSED" });
     const attempt = scripted([redirect("http://mirror.test/robots.txt"), refused]).load();
-    await expect(attempt).rejects.toThrow(new CrawlFailedError("robots.txt unreachable (connection refused)"));
+    await expect(attempt).rejects.toThrow(new RobotsUnreachableError("robots.txt unreachable (connection refused)"));
   });
 
   test("a network failure of /robots.txt itself: the site is unreachable, said plainly", async () => {
     const refused = Object.assign(new TypeError("Unable to connect"), { code: "ECONNREFUSED" });
-    await expect(scripted([refused]).load()).rejects.toThrow(new CrawlFailedError("connection refused"));
+    await expect(scripted([refused]).load()).rejects.toThrow(new RobotsUnreachableError("connection refused"));
   });
 
   test("follows five redirects, across origins; a sixth means no rules", async () => {

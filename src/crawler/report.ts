@@ -1,0 +1,36 @@
+// The crawl report, built in one place: the /api/generate success `data` (without `sitemap`), a
+// job's `result` (plus its sitemap's address) and `genapi crawl --json` are this object.
+import type { ExclusionReport } from "./exclusions.ts";
+
+export interface CrawlReport extends ExclusionReport {
+  /** The start URL after redirects. */
+  url: string;
+  url_count: number;
+  pages_crawled: number;
+  truncated: boolean;
+  duration_ms: number;
+  generated_at: string;
+}
+
+/** What a finished crawl knows of itself, whichever state (memory or the store) held it. */
+export interface CrawlOutcome {
+  url: string;
+  urlCount: number;
+  pagesCrawled: number;
+  truncated: boolean;
+  durationMs: number;
+  exclusions: ExclusionReport;
+}
+
+export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlReport {
+  return {
+    url: outcome.url,
+    url_count: outcome.urlCount,
+    pages_crawled: outcome.pagesCrawled,
+    truncated: outcome.truncated,
+    duration_ms: Math.round(outcome.durationMs),
+    generated_at: generatedAt.toISOString(),
+    excluded: outcome.exclusions.excluded,
+    excluded_examples: outcome.exclusions.excluded_examples,
+  };
+}
