@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // The executable's entry point: `genapi <command>`.
-import { runCli } from "./cli/cli.ts";
+import { runCli } from "./cli.ts";
 
 const code = await runCli(process.argv.slice(2), {
   env: process.env,

@@ -3,7 +3,7 @@
 // crawl timeout plus 5 s, close the database).
 import type { Server } from "bun";
 import { createApp } from "./app.ts";
-import type { ServeConfig } from "./config.ts";
+import type { ServeConfig } from "./config/config.ts";
 import { openStore } from "./db/open-store.ts";
 import { redactSpec, storeErrorResponse } from "./db/store.ts";
 import { createJobService } from "./jobs/service.ts";
@@ -17,7 +17,7 @@ import { clientAddressResolver } from "./quota/client-address.ts";
 import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "./config/version.ts";
 
 /**
  * Bun answers a bare 413 itself above this. The endpoints enforce their own caps (64 KiB, 16 KiB)

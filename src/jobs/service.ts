@@ -2,9 +2,9 @@
 // the routes' dependencies, retention. server.ts starts it after listening and stops it on SIGTERM
 // (running jobs handed back), before the store closes.
 import { hostname } from "node:os";
-import type { ServeConfig } from "../config.ts";
+import type { ServeConfig } from "../config/config.ts";
 import { createCrawlFetch, defaultCrawlLimits, type Resolver, systemResolver, type TargetPolicy } from "../crawler/index.ts";
-import { USER_AGENT } from "../version.ts";
+import { USER_AGENT } from "../config/version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";
 import type { JobStore } from "./job-store.ts";

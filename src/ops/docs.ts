@@ -4,7 +4,7 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
-import { VERSION } from "../version.ts";
+import { VERSION } from "../config/version.ts";
 
 const ASSETS = "/swagger/assets";
 

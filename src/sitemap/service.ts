@@ -14,7 +14,7 @@ import {
   TargetRefusedError,
   type TargetPolicy,
 } from "../crawler/index.ts";
-import { USER_AGENT } from "../version.ts";
+import { USER_AGENT } from "../config/version.ts";
 
 /** How long the pre-admission address check waits for DNS; the crawl has its own deadline. */
 const DNS_TIMEOUT_MS = 5000;

@@ -1,4 +1,4 @@
-import pkg from "../package.json" with { type: "json" };
+import pkg from "../../package.json" with { type: "json" };
 
 /** The release, taken from package.json at build time. */
 export const VERSION: string = pkg.version;

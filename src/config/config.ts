@@ -1,8 +1,8 @@
 // The whole configuration of `genapi serve`, in one table: each option's flag, environment
 // variables, default and validation live together, and `--help` is printed from the same table.
 import { join } from "node:path";
-import { parseAllowTarget, type AllowedTarget } from "./crawler/index.ts";
-import { parseTrustedProxies, type TrustedProxies } from "./quota/client-address.ts";
+import { parseAllowTarget, type AllowedTarget } from "../crawler/index.ts";
+import { parseTrustedProxies, type TrustedProxies } from "../quota/client-address.ts";
 
 export interface ServeConfig {
   port: number;
@@ -236,7 +236,7 @@ export const CRAWL_COMMAND_MAX_PAGES = 1_000_000;
 
 // The crawl's page and time flags share serve's variables (GENAPI_MAX_PAGES, GENAPI_CRAWL_TIMEOUT):
 // one flag name, one variable. The values the crawl options check again (crawl-options.ts) are
-// only typed here; cli/crawl-command.ts turns that module's messages into flag errors.
+// only typed here; commands/crawl.ts turns that module's messages into flag errors.
 const crawlSpecs = {
   output: {
     flag: "output",

@@ -7,7 +7,7 @@
 // 130 interrupted (what was found is written first).
 import { accessSync, constants, statSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
-import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config.ts";
+import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config/config.ts";
 import {
   type CrawlOptions,
   type CrawlRun,
@@ -25,7 +25,7 @@ import {
   type WrittenSitemap,
   writeSitemap,
 } from "../crawler/index.ts";
-import { USER_AGENT } from "../version.ts";
+import { USER_AGENT } from "../config/version.ts";
 import { createProgressLine, formatElapsed, pagesPerSecond, REDRAW_EVERY_MS } from "./progress.ts";
 
 export interface CrawlCommandIo {

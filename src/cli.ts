@@ -12,13 +12,13 @@ import {
   resolveServeConfig,
   serveOptions,
   UsageError,
-} from "../config.ts";
-import { processCrawlIo, runCrawlCommand } from "./crawl-command.ts";
-import { openStore } from "../db/open-store.ts";
-import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } from "../db/store.ts";
-import type { KeyRecord } from "../keys/key-store.ts";
-import { ListenError, startServer } from "../server.ts";
-import { VERSION } from "../version.ts";
+} from "./config/config.ts";
+import { processCrawlIo, runCrawlCommand } from "./commands/crawl.ts";
+import { openStore } from "./db/open-store.ts";
+import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
+import type { KeyRecord } from "./keys/key-store.ts";
+import { ListenError, startServer } from "./server.ts";
+import { VERSION } from "./config/version.ts";
 
 export interface CliIo {
   env: Record<string, string | undefined>;

@@ -1,7 +1,7 @@
 // The progress line of `genapi crawl`: redrawn in place, at most ~10 times a second, never wider than
 // the terminal, erased only when drawn.
 import { describe, expect, test } from "bun:test";
-import { createProgressLine, formatElapsed, progressText } from "../../src/cli/progress.ts";
+import { createProgressLine, formatElapsed, progressText } from "../../src/commands/progress.ts";
 
 const progress = { pagesCrawled: 12_345, pagesQueued: 678, urlsListed: 12_000, elapsedMs: 61_500 };
 
