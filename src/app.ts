@@ -11,6 +11,8 @@ import { sitemapRoutes, type SitemapDeps } from "./sitemap/routes.ts";
 
 export interface AppDeps {
   isReady: () => Promise<boolean>;
+  /** Where a request that failed unexpectedly (a 500) is told, one message, no newline. */
+  log: (message: string) => void;
   sitemap: SitemapDeps;
   /** The job endpoints (src/jobs/routes.ts), when the server runs them. */
   jobs?: AnyElysia;
@@ -33,7 +35,7 @@ export function createApp(deps: AppDeps) {
     .onRequest(({ set }) => {
       set.headers["cache-control"] = API_HEADERS["cache-control"]!;
     })
-    .use(errorHandling((path) => allowed(path)))
+    .use(errorHandling((path) => allowed(path), deps.log))
     .use(docs({ freeDailyLimit: deps.sitemap.freeDailyLimit }))
     .use(healthRoutes(deps.isReady))
     .use(passwordRoutes)

@@ -43,7 +43,9 @@ export interface ServerIo {
   stderr: (line: string) => void;
 }
 
-export class ListenError extends Error {}
+export class ListenError extends Error {
+  override name = "ListenError";
+}
 
 /** Opens the store (StoreOpenError when it cannot be), then listens (ListenError). */
 export async function startServer(config: ServeConfig, io: ServerIo): Promise<RunningServer> {
@@ -64,6 +66,8 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     jobCounts: () => store.jobs.counts(),
   });
   let server: Server<undefined>;
+  // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
+  const log = (message: string) => io.stderr(`genapi: ${message}\n`);
   const admissionDeps = { store, now: () => new Date(), clientIp, freeDailyLimit: config.freeDailyLimit, checkTarget: sitemap.checkTarget };
   const admission = createAdmission(admissionDeps);
   const jobs = createJobService(config, {
@@ -71,15 +75,17 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     authenticate: admission.authenticate,
     admit: admission.admit,
     storeError: (error) => storeErrorResponse(error),
-    log: (message) => io.stderr(`genapi: ${message}\n`),
+    log,
     countPages: (pages) => metrics.crawlPages(pages),
   });
   const app = createApp({
     jobs: jobs.routes,
     metrics: metricsRoutes(metrics.scrape),
     isReady: () => store.ready(),
+    log,
     sitemap: {
       ...admissionDeps,
+      log,
       slots,
       crawl: async (url, signal, options) => {
         const result = await sitemap.crawl(url, signal, options);
@@ -92,10 +98,10 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     },
   });
   metrics.setRoutes(app.routes.map((route) => route.path));
-  const log = batchedWriter(io.stdout);
+  const requestLog = batchedWriter(io.stdout);
   const handle = withRequestLog((request) => passwordFastLane(request) ?? app.handle(request), {
     clientIp,
-    write: log.write,
+    write: requestLog.write,
     now: () => performance.timeOrigin + performance.now(),
     observe: metrics.observe,
   });
@@ -155,7 +161,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
         if (!(await within(HARD_STOP_MS))) await server.stop(true);
       }
       await handedBack;
-      log.flush();
+      requestLog.flush();
       await store.close();
     })());
 

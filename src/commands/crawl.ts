@@ -94,7 +94,9 @@ function checkOutputDirectory(output: string): void {
 }
 
 /** The result needs an index and parts, which standard output cannot hold. */
-class NeedsOutputError extends Error {}
+class NeedsOutputError extends Error {
+  override name = "NeedsOutputError";
+}
 
 const NEEDS_OUTPUT =
   `the sitemap is larger than one file may be (${SITEMAP_MAX_URLS.toLocaleString("en-US")} URLs, ${SITEMAP_MAX_BYTES / 2 ** 20} MB): ` +

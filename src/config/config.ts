@@ -25,7 +25,9 @@ export interface ServeConfig {
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  override name = "UsageError";
+}
 
 type Env = Record<string, string | undefined>;
 

@@ -2,12 +2,15 @@
 // body is cut off before it is buffered or parsed.
 
 export class PayloadTooLargeError extends Error {
+  override name = "PayloadTooLargeError";
   constructor(readonly limit: number) {
     super(`Request body is larger than ${limit} bytes.`);
   }
 }
 
-export class BadBodyError extends Error {}
+export class BadBodyError extends Error {
+  override name = "BadBodyError";
+}
 
 /**
  * How long a whole body may take to arrive. The largest body any endpoint takes (64 KiB) arrives
@@ -19,10 +22,12 @@ export const BODY_DEADLINE_MS = 10_000;
 
 /** A body that could not be read whole; `status` and `message` are the answer, in any error shape. */
 export abstract class BodyReadError extends Error {
+  override name = "BodyReadError";
   abstract readonly status: number;
 }
 
 export class BodyTimeoutError extends BodyReadError {
+  override name = "BodyTimeoutError";
   readonly status = 408;
   constructor(readonly deadlineMs: number) {
     super(`Request body did not arrive within ${deadlineMs / 1000} s.`);
@@ -31,6 +36,7 @@ export class BodyTimeoutError extends BodyReadError {
 
 /** The client closed the connection before the body's end (nobody is left to read the answer). */
 export class IncompleteBodyError extends BodyReadError {
+  override name = "IncompleteBodyError";
   readonly status = 400;
   constructor() {
     super("Request body ended early: the connection was closed.");

@@ -16,9 +16,9 @@ export function jsonError(path: string, status: number, text: string, headers: R
 /**
  * Turns Elysia's errors into JSON: unknown paths 404, a known path with another method 405 with
  * `Allow` (Elysia has no 405 of its own), unparsable bodies 400, anything unexpected 500 without
- * internals. `allowedMethods` is asked lazily, once the app is composed.
+ * internals (logged through `log`). `allowedMethods` is asked lazily, once the app is composed.
  */
-export function errorHandling(allowedMethods: (path: string) => string[]) {
+export function errorHandling(allowedMethods: (path: string) => string[], log: (message: string) => void) {
   return new Elysia({ name: "error-handling" }).onError({ as: "global" }, ({ code, error, request, path }) => {
     switch (code) {
       case "NOT_FOUND": {
@@ -37,7 +37,7 @@ export function errorHandling(allowedMethods: (path: string) => string[]) {
       default: {
         const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
         // Some errors (Bun's AbortError) have an empty stack: name what happened all the same.
-        if (status >= 500) console.error(`genapi: ${request.method} ${path} failed: ${describe(error)}`);
+        if (status >= 500) log(`${request.method} ${path} failed: ${describe(error)}`);
         return jsonError(path, status, status >= 500 ? "Internal server error." : String((error as Error).message));
       }
     }

@@ -43,6 +43,8 @@ export interface JobsDeps {
   freeDailyLimit: number;
   /** Tells this process's runner that a job is waiting. */
   wake: () => void;
+  /** Where an unexpected failure (a 500) is told, one message, no newline. */
+  log: (message: string) => void;
   /** The answer to an error the store raised (503 while it is busy, unreachable or unusable), or null. */
   storeError: (error: unknown) => Response | null;
   /** How often the event stream looks at the job (ms); at most 2 s. */
@@ -140,7 +142,7 @@ export const jobRoutes = (deps: JobsDeps) => {
     } catch (error) {
       const answer = deps.storeError(error);
       if (answer) return answer;
-      console.error(`genapi: ${what} failed: ${(error as Error)?.stack ?? error}`);
+      deps.log(`${what} failed: ${(error as Error)?.stack ?? error}`);
       return fail(500, "Internal server error.");
     }
   };

@@ -91,6 +91,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),
     storeError: deps.storeError,
+    log: deps.log,
     stopSignal: stopping.signal,
   };
 

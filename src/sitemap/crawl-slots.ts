@@ -2,6 +2,7 @@
 // A request beyond both is turned away at once (503) rather than left to pile up.
 
 export class ServiceBusyError extends Error {
+  override name = "ServiceBusyError";
   constructor(message = "The service is busy: too many sitemap crawls are running. Try again shortly.") {
     super(message);
   }

@@ -19,6 +19,8 @@ export interface SitemapDeps extends AdmissionDeps {
   crawl: (url: string, signal: AbortSignal, options: CrawlOptions) => Promise<CrawlResult>;
   /** --max-pages: the cap of the body's max_pages, and its default. */
   maxPages: number;
+  /** Where an unexpected failure (a 500) is told, one message, no newline. */
+  log: (message: string) => void;
   /** Lifts the connection's idle timeout while a crawl runs or waits. */
   holdConnection?: (request: Request) => void;
 }
@@ -72,7 +74,7 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
         // The store busy, unreachable or unusable: 503, the request not counted (it failed before or at admission).
         const unavailable = storeErrorResponse(error, admitted?.headers);
         if (unavailable) return unavailable;
-        console.error(`genapi: POST /api/generate failed: ${(error as Error)?.stack ?? error}`);
+        deps.log(`POST /api/generate failed: ${(error as Error)?.stack ?? error}`);
         return fail(500, "Internal server error.", admitted?.headers);
       }
     },

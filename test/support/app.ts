@@ -20,6 +20,7 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
   const state = { now: new Date("2026-11-21T10:00:00.000Z"), ip: "198.51.100.7" };
   const deps: SitemapDeps = {
     store,
+    log: (message) => process.stderr.write(`genapi: ${message}\n`),
     now: () => state.now,
     clientIp: () => state.ip,
     freeDailyLimit: 5,
@@ -30,7 +31,7 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
     ...overrides,
   };
   const ready = options.ready ?? (() => true);
-  const app = createApp({ isReady: async () => ready(), sitemap: deps });
+  const app = createApp({ isReady: async () => ready(), log: deps.log, sitemap: deps });
   const call = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
   return { app, db, store, deps, state, call };
 }
