@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/db/database.ts";
+import { openDatabase } from "../../src/db/sqlite/database.ts";
 import {
   admit,
   nextResetSeconds,
@@ -244,7 +244,7 @@ describe("shared and concurrent counting", () => {
     const path = join(dir, "processes.db");
     openDatabase(path).close();
     const quota = join(import.meta.dir, "../../src/quota/quota.ts");
-    const database = join(import.meta.dir, "../../src/db/database.ts");
+    const database = join(import.meta.dir, "../../src/db/sqlite/database.ts");
     const startAt = Date.now() + 500; // start together so the writes overlap
     const script = `
       import { openDatabase } from ${JSON.stringify(database)};

@@ -1,8 +1,8 @@
 // An app wired for app.handle() tests: an in-memory SQLite store, a settable clock and client
 // address, and a crawler that tests replace.
 import { createApp } from "../../src/app.ts";
-import { openDatabase } from "../../src/db/database.ts";
-import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite-store.ts";
+import { openDatabase } from "../../src/db/sqlite/database.ts";
+import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite/store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import type { CrawlResult } from "../../src/sitemap/crawler.ts";
 import { emptyExclusionReport } from "../../src/sitemap/exclusions.ts";

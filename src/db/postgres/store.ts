@@ -3,12 +3,12 @@
 // ~1.5 s (StoreUnavailableError "unreachable") instead of piling up, and the pool reconnects by
 // itself once the server is back. The URL's password never leaves this module in a message.
 import { SQL } from "bun";
-import { createPostgresJobStore, postgresJobsMigration, type PgAccess } from "../jobs/postgres-job-store.ts";
-import { generateApiKey, hashApiKey, hasValidChecksum, keyPrefix } from "../keys/key-format.ts";
-import { keyLookup, RECORD_COLUMNS, validateDailyLimit, validateKeyName, type KeyRecord, type RevokeResult } from "../keys/key-store.ts";
-import { admissionOf, assertLimit, pruneBefore, stateOf, utcDay } from "../quota/quota.ts";
-import type { Migration } from "./migrations.ts";
-import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store } from "./store.ts";
+import { generateApiKey, hashApiKey, hasValidChecksum, keyPrefix } from "../../keys/key-format.ts";
+import { keyLookup, RECORD_COLUMNS, validateDailyLimit, validateKeyName, type KeyRecord, type RevokeResult } from "../../keys/key-store.ts";
+import { admissionOf, assertLimit, pruneBefore, stateOf, utcDay } from "../../quota/quota.ts";
+import type { Migration } from "../sqlite/migrations.ts";
+import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store } from "../store.ts";
+import { createPostgresJobStore, postgresJobsMigration, type PgAccess } from "./jobs.ts";
 
 /** How long one store call of a request may take before it answers 503. */
 export const QUERY_DEADLINE_MS = 1500;
@@ -19,7 +19,7 @@ const CONNECT_RETRY_MS = 30_000;
 /** Connections of one process; admission is one short statement, so a few go far. */
 const POOL_SIZE = 10;
 
-/** The schema, one step per version, mirroring SQLite's (src/db/migrations.ts and the jobs' v3). */
+/** The schema, one step per version, mirroring SQLite's (src/db/sqlite/migrations.ts and the jobs' v3). */
 export const postgresMigrations: Migration[] = [
   { version: 1, description: "metadata table", sql: `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);` },
   {

@@ -4,13 +4,13 @@
 import type { Database } from "bun:sqlite";
 import { statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { SqliteAccess } from "../jobs/sqlite-job-store.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "../jobs/sqlite-job-store.ts";
-import { authenticate, createKey, listKeys, revokeKey } from "../keys/key-store.ts";
-import { admit, peek, release } from "../quota/quota.ts";
+import { authenticate, createKey, listKeys, revokeKey } from "../../keys/key-store.ts";
+import { admit, peek, release } from "../../quota/quota.ts";
+import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "../store.ts";
 import { openDatabase } from "./database.ts";
+import type { SqliteAccess } from "./jobs.ts";
+import { createSqliteJobStore, sqliteJobsMigration } from "./jobs.ts";
 import { migrations } from "./migrations.ts";
-import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "./store.ts";
 
 /** How long a statement of the server keeps retrying another process's lock before a 503. */
 export const STORE_WAIT_MS = 1500;

@@ -2,9 +2,9 @@
 // oldest claimable row with FOR UPDATE SKIP LOCKED, so any number of instances share one queue and
 // never run one job twice; every write of a running job is conditional on its lease.
 import type { SQL } from "bun";
-import type { JobStatus } from "./model.ts";
-import type { ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
-import { jobFromRow } from "./sqlite-job-store.ts";
+import type { ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "../../jobs/job-store.ts";
+import type { JobStatus } from "../../jobs/model.ts";
+import { jobFromRow } from "../sqlite/jobs.ts";
 
 /** How job statements reach the server: H2's connection wrapper (raced against a deadline, then 503). */
 export interface PgAccess {

@@ -2,8 +2,8 @@
 // checkpoint is one conditional statement or one transaction, so processes sharing the file never
 // run one job twice.
 import type { Database } from "bun:sqlite";
-import type { JobStatus } from "./model.ts";
-import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, StoredEntry, StoredJob } from "./job-store.ts";
+import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, StoredEntry, StoredJob } from "../../jobs/job-store.ts";
+import type { JobStatus } from "../../jobs/model.ts";
 
 /** How job statements reach the database: H2's connection wrapper (retry while busy, then 503). */
 export interface SqliteAccess {

@@ -6,7 +6,7 @@ import { migrations as allMigrations, type Migration } from "./migrations.ts";
 /**
  * How long a writer waits for another process's lock before giving up (ms): for the `keys`
  * commands and migrations at start. The serving connection sets 0 and waits asynchronously
- * instead (sqlite-store.ts), since a wait inside SQLite would stop the event loop.
+ * instead (store.ts), since a wait inside SQLite would stop the event loop.
  */
 const BUSY_TIMEOUT_MS = 5000;
 
