@@ -1,6 +1,7 @@
 // The one store interface: keys, usage counters and crawl jobs, on the embedded SQLite file or a
 // shared PostgreSQL database. Routes, the CLI and the job runner see only this; which backend runs
-// is decided once, by the form of `--db`.
+// is decided once, by the form of `--db` (open-store.ts). Each backend's SQL and migrations are in
+// its own folder (src/db/sqlite/, src/db/postgres/); rows.ts maps the rows both return.
 import type { JobStore } from "../jobs/job-store.ts";
 import type { KeyRecord, RevokeResult } from "../keys/key-store.ts";
 import type { Admission, QuotaState } from "../quota/quota.ts";
@@ -29,6 +30,16 @@ export interface Store {
   /** True when a write can be made now (one is made and rolled back), answered within ~2 s. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * One step of a backend's schema (src/db/sqlite/migrations.ts, src/db/postgres/migrations.ts).
+ * A database records the last step it has run; steps are append-only: never edit one that has shipped.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
 }
 
 /**

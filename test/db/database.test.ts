@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase } from "../../src/db/sqlite/database.ts";
-import { migrations, type Migration } from "../../src/db/sqlite/migrations.ts";
+import { migrations } from "../../src/db/sqlite/migrations.ts";
+import type { Migration } from "../../src/db/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "genapi-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

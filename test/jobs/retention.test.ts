@@ -3,10 +3,10 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { migrate } from "../../src/db/sqlite/database.ts";
-import { migrations } from "../../src/db/sqlite/migrations.ts";
+import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
+import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { startRetention } from "../../src/jobs/retention.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "../../src/db/sqlite/jobs.ts";
 import { defaultCrawlOptions } from "../../src/sitemap/crawl-options.ts";
 
 test("finished jobs older than the retention are deleted in batches; younger and running ones stay", async () => {

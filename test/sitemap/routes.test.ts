@@ -1,6 +1,6 @@
 // POST /api/generate through app.handle(): the contract's checks, in order, with exact texts.
 import { describe, expect, test } from "bun:test";
-import { createKey } from "../../src/keys/key-store.ts";
+import { createKey } from "../../src/db/sqlite/keys.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/sitemap/errors.ts";
 import { crawlResult, testApp } from "../support/app.ts";

@@ -2,7 +2,8 @@
 // address, and a crawler that tests replace.
 import { createApp } from "../../src/app.ts";
 import { openDatabase } from "../../src/db/sqlite/database.ts";
-import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite/store.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
+import { createSqliteStore } from "../../src/db/sqlite/store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import type { CrawlResult } from "../../src/sitemap/crawler.ts";
 import { emptyExclusionReport } from "../../src/sitemap/exclusions.ts";
