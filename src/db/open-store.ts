@@ -1,6 +1,6 @@
 // Opens the store named by `--db`: a postgres:// or postgresql:// URL, else a SQLite file path.
-import { openPostgresStore } from "./postgres-store.ts";
-import { openSqliteStore } from "./sqlite-store.ts";
+import { openPostgresStore } from "./postgres/store.ts";
+import { openSqliteStore } from "./sqlite/store.ts";
 import { isPostgresUrl, type OpenOptions, type Store } from "./store.ts";
 
 export function openStore(spec: string, options: OpenOptions): Promise<Store> {

@@ -1,6 +1,7 @@
 // The one store interface: keys, usage counters and crawl jobs, on the embedded SQLite file or a
 // shared PostgreSQL database. Routes, the CLI and the job runner see only this; which backend runs
-// is decided once, by the form of `--db`.
+// is decided once, by the form of `--db` (open-store.ts). Each backend's SQL and migrations are in
+// its own folder (src/db/sqlite/, src/db/postgres/); rows.ts maps the rows both return.
 import type { JobStore } from "../jobs/job-store.ts";
 import type { KeyRecord, RevokeResult } from "../keys/key-store.ts";
 import type { Admission, QuotaState } from "../quota/quota.ts";
@@ -32,6 +33,16 @@ export interface Store {
 }
 
 /**
+ * One step of a backend's schema (src/db/sqlite/migrations.ts, src/db/postgres/migrations.ts).
+ * A database records the last step it has run; steps are append-only: never edit one that has shipped.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+/**
  * Why the store cannot serve now: another process's lock, a server out of reach, or an SQLite file
  * that takes no writes (a full disk, a read-only file) or fails to read (I/O errors, corruption).
  */
@@ -39,25 +50,14 @@ export type StoreProblem = "busy" | "unreachable" | "full" | "read-only" | "fail
 
 /**
  * The store cannot answer now: another process holds SQLite's write lock past the wait, or
- * PostgreSQL is down or slow. Requests answer 503 with a short Retry-After instead of waiting.
+ * PostgreSQL is down or slow. Requests answer 503 with a short Retry-After instead of waiting
+ * (src/http/store-errors.ts).
  */
 export class StoreUnavailableError extends Error {
   constructor(readonly problem: StoreProblem) {
     super(`Service temporarily unavailable: the database is ${problem}.`);
     this.name = "StoreUnavailableError";
   }
-}
-
-/** Seconds a client should wait after a 503 of the store. */
-export const STORE_RETRY_AFTER_SECONDS = 2;
-
-/** The JSON 503 for a StoreUnavailableError, or null for any other error. */
-export function storeErrorResponse(error: unknown, headers: Record<string, string> = {}): Response | null {
-  if (!(error instanceof StoreUnavailableError)) return null;
-  return Response.json(
-    { success: false, message: error.message },
-    { status: 503, headers: { ...headers, "Retry-After": String(STORE_RETRY_AFTER_SECONDS) } },
-  );
 }
 
 /** The store could not be opened at start; the message is one line naming it and the reason. */

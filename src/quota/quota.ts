@@ -1,6 +1,7 @@
 // Daily request quotas, counted per bucket and UTC day in the database so that every genapi
-// process sharing the file sees the same counts, and counts survive restarts.
-import type { Database } from "bun:sqlite";
+// process sharing it sees the same counts, and counts survive restarts. The counting statements
+// are each backend's (src/db/sqlite/quota.ts, src/db/postgres/quota.ts); the arithmetic and the
+// headers are here.
 import type { KeyRecord } from "../keys/key-store.ts";
 import { quotaSubject } from "./client-address.ts";
 
@@ -35,23 +36,6 @@ function secondsUntil(resetAt: number, now: Date): number {
   return Math.max(0, Math.ceil((resetAt * 1000 - now.getTime()) / 1000));
 }
 
-/**
- * Counts one request against the bucket's quota for today, or refuses it when the quota is
- * used up. One statement, so concurrent requests (any process) admit exactly `limit`.
- */
-export function admit(db: Database, bucket: string, limit: number, now: Date): Admission {
-  assertLimit(limit);
-  pruneOncePerDay(db, now);
-  const row = db
-    .query<{ count: number }, [string, string, number]>(
-      `INSERT INTO usage_counters (day, bucket, count) VALUES (?, ?, 1)
-       ON CONFLICT (day, bucket) DO UPDATE SET count = count + 1 WHERE count < ?
-       RETURNING count`,
-    )
-    .get(utcDay(now), bucket, limit);
-  return admissionOf(row?.count ?? null, limit, now);
-}
-
 /** The admission for the count the upsert returned; null means the limit had been reached. */
 export function admissionOf(count: number | null, limit: number, now: Date): Admission {
   const resetAt = nextResetSeconds(now);
@@ -70,40 +54,9 @@ export function stateOf(count: number, limit: number, now: Date): QuotaState {
   return { limit, remaining: Math.max(0, limit - count), resetAt: nextResetSeconds(now), day: utcDay(now) };
 }
 
-/** Gives back one admission of `day` (a request answered 503 before it ran). */
-export function release(db: Database, bucket: string, day: string): void {
-  db.query<never, [string, string]>("UPDATE usage_counters SET count = count - 1 WHERE day = ? AND bucket = ? AND count > 0").run(
-    day,
-    bucket,
-  );
-}
-
-/** The quota state without counting a request (responses refused before admission). */
-export function peek(db: Database, bucket: string, limit: number, now: Date): QuotaState {
-  assertLimit(limit);
-  const row = db
-    .query<{ count: number }, [string, string]>("SELECT count FROM usage_counters WHERE day = ? AND bucket = ?")
-    .get(utcDay(now), bucket);
-  return stateOf(row?.count ?? 0, limit, now);
-}
-
 /** Counters of days before this one are deleted (yesterday's stay, for releases across midnight). */
 export function pruneBefore(now: Date): string {
   return utcDay(new Date(now.getTime() - DAY_MS));
-}
-
-/** Deletes counters older than yesterday (yesterday's stay, for releases across midnight). */
-export function pruneCounters(db: Database, now: Date): void {
-  db.query<never, [string]>("DELETE FROM usage_counters WHERE day < ?").run(pruneBefore(now));
-}
-
-const lastPrunedDay = new WeakMap<Database, string>();
-
-function pruneOncePerDay(db: Database, now: Date): void {
-  const today = utcDay(now);
-  if (lastPrunedDay.get(db) === today) return;
-  pruneCounters(db, now);
-  lastPrunedDay.set(db, today);
 }
 
 export function assertLimit(limit: number): void {

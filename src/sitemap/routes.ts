@@ -1,7 +1,7 @@
 // POST /api/generate: the contract's checks in order (key, body, URL, target, quota, capacity,
 // crawl), each answering with its exact status and message.
 import { Elysia } from "elysia";
-import { storeErrorResponse } from "../db/store.ts";
+import { storeErrorResponse } from "../http/store-errors.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
 import { createAdmission, fail, type AdmissionDeps, type Admitted, type BodyCheck } from "../admission/admission.ts";
 import { type CrawlOptions, type CrawlResult, crawlErrorAnswer, crawlReport, parseCrawlOptions } from "../crawler/index.ts";

@@ -3,8 +3,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate, openDatabase } from "../../src/db/database.ts";
-import { migrations, type Migration } from "../../src/db/migrations.ts";
+import { migrate, openDatabase } from "../../src/db/sqlite/database.ts";
+import { migrations } from "../../src/db/sqlite/migrations.ts";
+import type { Migration } from "../../src/db/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "genapi-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

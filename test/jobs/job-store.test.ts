@@ -3,11 +3,12 @@
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
-import { migrate } from "../../src/db/database.ts";
-import { migrations } from "../../src/db/migrations.ts";
+import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
+import { postgresJobsMigration } from "../../src/db/postgres/migrations.ts";
+import { migrate } from "../../src/db/sqlite/database.ts";
+import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
+import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore, type NewJob } from "../../src/jobs/job-store.ts";
-import { createPostgresJobStore, postgresJobsMigration } from "../../src/jobs/postgres-job-store.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 

@@ -2,11 +2,11 @@
 // their parts, and crawl state goes in batches, while a younger job and a running one stay.
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { migrate } from "../../src/db/database.ts";
-import { migrations } from "../../src/db/migrations.ts";
+import { migrate } from "../../src/db/sqlite/database.ts";
+import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
+import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { startRetention } from "../../src/jobs/retention.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 
 test("finished jobs older than the retention are deleted in batches; younger and running ones stay", async () => {

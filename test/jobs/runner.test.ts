@@ -2,12 +2,12 @@
 // crawled a 4th time; what its checkpoints stored is published, truncated.
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { migrate } from "../../src/db/database.ts";
-import { migrations } from "../../src/db/migrations.ts";
+import { migrate } from "../../src/db/sqlite/database.ts";
+import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
+import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "../../src/jobs/sqlite-job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {

@@ -3,9 +3,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/db/database.ts";
+import { openDatabase } from "../../src/db/sqlite/database.ts";
 import { generateApiKey, hashApiKey } from "../../src/keys/key-format.ts";
-import { authenticate, createKey, listKeys, revokeKey, validateDailyLimit, validateKeyName } from "../../src/keys/key-store.ts";
+import { authenticate, createKey, listKeys, revokeKey } from "../../src/db/sqlite/keys.ts";
+import { validateDailyLimit, validateKeyName } from "../../src/keys/key-store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "genapi-keys-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,19 +3,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/db/database.ts";
-import {
-  admit,
-  nextResetSeconds,
-  peek,
-  pruneCounters,
-  quotaBucketForKey,
-  quotaForKey,
-  rateLimitHeaders,
-  rateLimitMessage,
-  release,
-  utcDay,
-} from "../../src/quota/quota.ts";
+import { openDatabase } from "../../src/db/sqlite/database.ts";
+import { admit, peek, pruneCounters, release } from "../../src/db/sqlite/quota.ts";
+import { nextResetSeconds, quotaBucketForKey, quotaForKey, rateLimitHeaders, rateLimitMessage, utcDay } from "../../src/quota/quota.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "genapi-quota-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -243,8 +233,8 @@ describe("shared and concurrent counting", () => {
   test("processes racing on one file admit exactly the limit", async () => {
     const path = join(dir, "processes.db");
     openDatabase(path).close();
-    const quota = join(import.meta.dir, "../../src/quota/quota.ts");
-    const database = join(import.meta.dir, "../../src/db/database.ts");
+    const quota = join(import.meta.dir, "../../src/db/sqlite/quota.ts");
+    const database = join(import.meta.dir, "../../src/db/sqlite/database.ts");
     const startAt = Date.now() + 500; // start together so the writes overlap
     const script = `
       import { openDatabase } from ${JSON.stringify(database)};

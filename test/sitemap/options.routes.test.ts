@@ -1,7 +1,7 @@
 // The crawl options at POST /api/generate's step 3: exact 400s naming the field, counted nowhere,
 // and the accepted options handed to the crawl; the report in the success data.
 import { expect, test } from "bun:test";
-import { createKey } from "../../src/keys/key-store.ts";
+import { createKey } from "../../src/db/sqlite/keys.ts";
 import { defaultCrawlOptions, type CrawlOptions } from "../../src/crawler/options.ts";
 import { crawlResult, testApp } from "../support/app.ts";
 

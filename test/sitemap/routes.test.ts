@@ -1,6 +1,6 @@
 // POST /api/generate through app.handle(): the contract's checks, in order, with exact texts.
 import { describe, expect, test } from "bun:test";
-import { createKey } from "../../src/keys/key-store.ts";
+import { createKey } from "../../src/db/sqlite/keys.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/crawler/errors.ts";
 import { crawlResult, testApp } from "../support/app.ts";
@@ -270,22 +270,19 @@ describe("POST /api/generate: step 7, the crawl", () => {
 
 describe("POST /api/generate: unexpected failures", () => {
   test("an internal error answers a JSON 500 that still carries the quota headers", async () => {
-    const errors: unknown[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => void errors.push(args);
-    try {
-      const ctx = setup({
-        crawl: async () => {
-          throw new Error("disk on fire");
-        },
-      });
-      const res = await ctx.generate(ctx.free);
-      expect(res.status).toBe(500);
-      expect(await res.json()).toEqual({ success: false, message: "Internal server error." });
-      expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
-      expect(errors).toHaveLength(1);
-    } finally {
-      console.error = original;
-    }
+    const errors: string[] = [];
+    const ctx = setup({
+      log: (message) => errors.push(message),
+      crawl: async () => {
+        throw new Error("disk on fire");
+      },
+    });
+    const res = await ctx.generate(ctx.free);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ success: false, message: "Internal server error." });
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
+    // Told once, through the injected log, with what failed.
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toStartWith("POST /api/generate failed: Error: disk on fire");
   });
 });

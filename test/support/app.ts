@@ -1,8 +1,9 @@
 // An app wired for app.handle() tests: an in-memory SQLite store, a settable clock and client
 // address, and a crawler that tests replace.
 import { createApp } from "../../src/app.ts";
-import { openDatabase } from "../../src/db/database.ts";
-import { createSqliteStore, sqliteMigrations } from "../../src/db/sqlite-store.ts";
+import { openDatabase } from "../../src/db/sqlite/database.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
+import { createSqliteStore } from "../../src/db/sqlite/store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import type { CrawlResult } from "../../src/crawler/index.ts";
 import { emptyExclusionReport } from "../../src/crawler/exclusions.ts";

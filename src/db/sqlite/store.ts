@@ -4,20 +4,17 @@
 import type { Database } from "bun:sqlite";
 import { statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { SqliteAccess } from "../jobs/sqlite-job-store.ts";
-import { createSqliteJobStore, sqliteJobsMigration } from "../jobs/sqlite-job-store.ts";
-import { authenticate, createKey, listKeys, revokeKey } from "../keys/key-store.ts";
-import { admit, peek, release } from "../quota/quota.ts";
-import { openDatabase } from "./database.ts";
-import { migrations } from "./migrations.ts";
-import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "./store.ts";
+import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "../store.ts";
+import { openDatabase, type SqliteAccess } from "./database.ts";
+import { createSqliteJobStore } from "./jobs.ts";
+import { authenticate, createKey, listKeys, revokeKey } from "./keys.ts";
+import { sqliteMigrations } from "./migrations.ts";
+import { admit, peek, release } from "./quota.ts";
 
 /** How long a statement of the server keeps retrying another process's lock before a 503. */
 export const STORE_WAIT_MS = 1500;
 const FIRST_PAUSE_MS = 5;
 const MAX_PAUSE_MS = 50;
-
-export const sqliteMigrations = [...migrations, sqliteJobsMigration];
 
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,117 +1,13 @@
-// The job store on SQLite: schema version 3 and the JobStore statements. Every claim, heartbeat and
-// checkpoint is one conditional statement or one transaction, so processes sharing the file never
-// run one job twice.
-import type { Database } from "bun:sqlite";
-import type { JobStatus } from "./model.ts";
-import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, StoredEntry, StoredJob } from "./job-store.ts";
-
-/** How job statements reach the database: H2's connection wrapper (retry while busy, then 503). */
-export interface SqliteAccess {
-  read<T>(fn: (db: Database) => T): Promise<T>;
-  write<T>(fn: (db: Database) => T): Promise<T>;
-}
-
-export const sqliteJobsMigration = {
-  version: 3,
-  description: "crawl jobs: the job rows with their lease, the crawl state, result parts, cleanup queue",
-  // lease_until: Unix ms. progress/result/error/crawl/options: JSON text. job_urls is both the seen
-  // set and the frontier (done = 0, in seq order). No foreign keys: a million rows of state are
-  // deleted in small batches by the sweeper (job_cleanup), never by one cascading delete.
-  sql: `
-    CREATE TABLE jobs (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      id TEXT NOT NULL UNIQUE,
-      key_id INTEGER NOT NULL,
-      status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
-      url TEXT NOT NULL,
-      options TEXT NOT NULL,
-      callback_url TEXT,
-      callback_secret TEXT,
-      created_at TEXT NOT NULL,
-      started_at TEXT,
-      finished_at TEXT,
-      progress TEXT NOT NULL,
-      result TEXT,
-      error TEXT,
-      crawl TEXT,
-      attempts INTEGER NOT NULL DEFAULT 0,
-      lease_owner TEXT,
-      lease_until INTEGER
-    ) STRICT;
-    CREATE INDEX jobs_by_key ON jobs (key_id, seq);
-    CREATE INDEX jobs_by_status ON jobs (status, seq);
-    CREATE INDEX jobs_by_finish ON jobs (finished_at) WHERE finished_at IS NOT NULL;
-    CREATE TABLE job_urls (
-      job_id TEXT NOT NULL,
-      url TEXT NOT NULL,
-      seq INTEGER NOT NULL,
-      depth INTEGER NOT NULL,
-      done INTEGER NOT NULL DEFAULT 0,
-      PRIMARY KEY (job_id, url)
-    ) STRICT, WITHOUT ROWID;
-    CREATE INDEX job_urls_frontier ON job_urls (job_id, seq) WHERE done = 0;
-    CREATE TABLE job_entries (
-      job_id TEXT NOT NULL,
-      loc TEXT NOT NULL,
-      lastmod TEXT,
-      extra TEXT,
-      PRIMARY KEY (job_id, loc)
-    ) STRICT, WITHOUT ROWID;
-    CREATE TABLE job_parts (
-      job_id TEXT NOT NULL,
-      n INTEGER NOT NULL,
-      body BLOB NOT NULL,
-      PRIMARY KEY (job_id, n)
-    ) STRICT;
-    CREATE TABLE job_cleanup (
-      job_id TEXT PRIMARY KEY,
-      parts INTEGER NOT NULL
-    ) STRICT;`,
-};
-
-interface JobRow {
-  seq: number;
-  id: string;
-  key_id: number;
-  status: JobStatus;
-  url: string;
-  options: string;
-  callback_url: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  progress: string;
-  result: string | null;
-  error: string | null;
-  crawl: string | null;
-  attempts: number;
-  lease_owner: string | null;
-}
+// The job store on SQLite: the JobStore statements (the schema is version 3 in migrations.ts). Every
+// claim, heartbeat and checkpoint is one conditional statement or one transaction, so processes
+// sharing the file never run one job twice.
+import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "../../jobs/job-store.ts";
+import type { JobStatus } from "../../jobs/model.ts";
+import { jobFromRow, type JobRow } from "../rows.ts";
+import type { SqliteAccess } from "./database.ts";
 
 const COLUMNS =
   "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
-
-const parseJson = (text: string | null) => (text === null ? null : JSON.parse(text));
-
-export function jobFromRow(row: JobRow): StoredJob {
-  return {
-    id: row.id,
-    seq: Number(row.seq),
-    keyId: Number(row.key_id),
-    status: row.status,
-    url: row.url,
-    options: JSON.parse(row.options),
-    callbackUrl: row.callback_url,
-    createdAt: row.created_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    progress: JSON.parse(row.progress),
-    result: parseJson(row.result),
-    error: parseJson(row.error),
-    crawl: parseJson(row.crawl),
-    attempts: Number(row.attempts),
-  };
-}
 
 /** Chunks for `IN (...)` lists, under SQLite's parameter limit. */
 function* chunks<T>(items: T[], size: number): Generator<T[]> {

@@ -1,72 +1,11 @@
-// The job store on PostgreSQL: schema version 3 and the JobStore statements. Claiming takes the
-// oldest claimable row with FOR UPDATE SKIP LOCKED, so any number of instances share one queue and
-// never run one job twice; every write of a running job is conditional on its lease.
+// The job store on PostgreSQL: the JobStore statements (the schema is version 3 in migrations.ts).
+// Claiming takes the oldest claimable row with FOR UPDATE SKIP LOCKED, so any number of instances
+// share one queue and never run one job twice; every write of a running job is conditional on its lease.
 import type { SQL } from "bun";
-import type { JobStatus } from "./model.ts";
-import type { ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
-import { jobFromRow } from "./sqlite-job-store.ts";
-
-/** How job statements reach the server: H2's connection wrapper (raced against a deadline, then 503). */
-export interface PgAccess {
-  query<T>(fn: (sql: SQL) => Promise<T>): Promise<T>;
-}
-
-export const postgresJobsMigration = {
-  version: 3,
-  description: "crawl jobs: the job rows with their lease, the crawl state, result parts, cleanup queue",
-  // Mirrors SQLite's version 3. URLs compare with COLLATE "C" (byte order), so entries come out
-  // sorted by loc exactly as on SQLite and as the sitemap lists them.
-  sql: `
-    CREATE TABLE jobs (
-      seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-      id TEXT NOT NULL UNIQUE,
-      key_id BIGINT NOT NULL,
-      status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
-      url TEXT NOT NULL,
-      options TEXT NOT NULL,
-      callback_url TEXT,
-      callback_secret TEXT,
-      created_at TEXT NOT NULL,
-      started_at TEXT,
-      finished_at TEXT,
-      progress TEXT NOT NULL,
-      result TEXT,
-      error TEXT,
-      crawl TEXT,
-      attempts INTEGER NOT NULL DEFAULT 0,
-      lease_owner TEXT,
-      lease_until BIGINT
-    );
-    CREATE INDEX jobs_by_key ON jobs (key_id, seq);
-    CREATE INDEX jobs_by_status ON jobs (status, seq);
-    CREATE INDEX jobs_by_finish ON jobs (finished_at) WHERE finished_at IS NOT NULL;
-    CREATE TABLE job_urls (
-      job_id TEXT NOT NULL,
-      url TEXT COLLATE "C" NOT NULL,
-      seq BIGINT NOT NULL,
-      depth INTEGER NOT NULL,
-      done BOOLEAN NOT NULL DEFAULT false,
-      PRIMARY KEY (job_id, url)
-    );
-    CREATE INDEX job_urls_frontier ON job_urls (job_id, seq) WHERE NOT done;
-    CREATE TABLE job_entries (
-      job_id TEXT NOT NULL,
-      loc TEXT COLLATE "C" NOT NULL,
-      lastmod TEXT,
-      extra TEXT,
-      PRIMARY KEY (job_id, loc)
-    );
-    CREATE TABLE job_parts (
-      job_id TEXT NOT NULL,
-      n INTEGER NOT NULL,
-      body BYTEA NOT NULL,
-      PRIMARY KEY (job_id, n)
-    );
-    CREATE TABLE job_cleanup (
-      job_id TEXT PRIMARY KEY,
-      parts BOOLEAN NOT NULL
-    );`,
-};
+import type { ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "../../jobs/job-store.ts";
+import type { JobStatus } from "../../jobs/model.ts";
+import { jobFromRow } from "../rows.ts";
+import type { PgAccess } from "./database.ts";
 
 const COLUMNS =
   "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";

@@ -1,14 +1,21 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { migrations as allMigrations, type Migration } from "./migrations.ts";
+import type { Migration } from "../store.ts";
+import { migrations as allMigrations } from "./migrations.ts";
 
 /**
  * How long a writer waits for another process's lock before giving up (ms): for the `keys`
  * commands and migrations at start. The serving connection sets 0 and waits asynchronously
- * instead (sqlite-store.ts), since a wait inside SQLite would stop the event loop.
+ * instead (store.ts), since a wait inside SQLite would stop the event loop.
  */
 const BUSY_TIMEOUT_MS = 5000;
+
+/** How statements reach the database: H2's connection wrapper (retry while busy, then 503). */
+export interface SqliteAccess {
+  read<T>(fn: (db: Database) => T): Promise<T>;
+  write<T>(fn: (db: Database) => T): Promise<T>;
+}
 
 /**
  * Opens (creating if needed) the SQLite file and brings its schema up to date. WAL lets the

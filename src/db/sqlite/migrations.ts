@@ -1,0 +1,99 @@
+// The SQLite schema, one step per version. A database records the last step it has run in
+// `PRAGMA user_version`; steps are append-only: never edit one that has shipped. The store runs
+// every step (sqliteMigrations); openDatabase, unless given a list, runs versions 1-2 (migrations).
+import type { Migration } from "../store.ts";
+
+/** Versions 1-2: metadata, API keys and daily usage counters. */
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    description: "metadata table",
+    sql: `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;`,
+  },
+  {
+    version: 2,
+    description: "API keys and daily usage counters",
+    // AUTOINCREMENT: an id names a key on the command line and in quota buckets (`key:<id>`),
+    // so it is never reused, even if rows are deleted by hand. Only the key's SHA-256 is stored.
+    // Timestamps are ISO 8601 UTC with milliseconds; `day` is the UTC day (YYYY-MM-DD).
+    sql: `
+      CREATE TABLE api_keys (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        prefix TEXT NOT NULL,
+        key_hash BLOB NOT NULL UNIQUE CHECK (length(key_hash) = 32),
+        daily_limit INTEGER CHECK (daily_limit IS NULL OR daily_limit > 0),
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      ) STRICT;
+      CREATE TABLE usage_counters (
+        day TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        count INTEGER NOT NULL CHECK (count >= 0),
+        PRIMARY KEY (day, bucket)
+      ) STRICT, WITHOUT ROWID;`,
+  },
+];
+
+/** Version 3: crawl jobs. */
+export const sqliteJobsMigration = {
+  version: 3,
+  description: "crawl jobs: the job rows with their lease, the crawl state, result parts, cleanup queue",
+  // lease_until: Unix ms. progress/result/error/crawl/options: JSON text. job_urls is both the seen
+  // set and the frontier (done = 0, in seq order). No foreign keys: a million rows of state are
+  // deleted in small batches by the sweeper (job_cleanup), never by one cascading delete.
+  sql: `
+    CREATE TABLE jobs (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      key_id INTEGER NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+      url TEXT NOT NULL,
+      options TEXT NOT NULL,
+      callback_url TEXT,
+      callback_secret TEXT,
+      created_at TEXT NOT NULL,
+      started_at TEXT,
+      finished_at TEXT,
+      progress TEXT NOT NULL,
+      result TEXT,
+      error TEXT,
+      crawl TEXT,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      lease_owner TEXT,
+      lease_until INTEGER
+    ) STRICT;
+    CREATE INDEX jobs_by_key ON jobs (key_id, seq);
+    CREATE INDEX jobs_by_status ON jobs (status, seq);
+    CREATE INDEX jobs_by_finish ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+    CREATE TABLE job_urls (
+      job_id TEXT NOT NULL,
+      url TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      depth INTEGER NOT NULL,
+      done INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (job_id, url)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX job_urls_frontier ON job_urls (job_id, seq) WHERE done = 0;
+    CREATE TABLE job_entries (
+      job_id TEXT NOT NULL,
+      loc TEXT NOT NULL,
+      lastmod TEXT,
+      extra TEXT,
+      PRIMARY KEY (job_id, loc)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE job_parts (
+      job_id TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      body BLOB NOT NULL,
+      PRIMARY KEY (job_id, n)
+    ) STRICT;
+    CREATE TABLE job_cleanup (
+      job_id TEXT PRIMARY KEY,
+      parts INTEGER NOT NULL
+    ) STRICT;`,
+};
+
+/** Every step, as the store runs them. */
+export const sqliteMigrations = [...migrations, sqliteJobsMigration];
