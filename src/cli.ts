@@ -14,7 +14,7 @@ import {
   UsageError,
 } from "./config/config.ts";
 import { processCrawlIo, runCrawlCommand } from "./commands/crawl.ts";
-import { openStore } from "./db/open-store.ts";
+import { openStore } from "./open-store.ts";
 import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
 import type { KeyRecord } from "./keys/key-store.ts";
 import { ListenError, startServer } from "./server.ts";

@@ -4,7 +4,7 @@
 import type { Server } from "bun";
 import { createApp } from "./app.ts";
 import type { ServeConfig } from "./config/config.ts";
-import { openStore } from "./db/open-store.ts";
+import { openStore } from "./open-store.ts";
 import { redactSpec } from "./db/store.ts";
 import { storeErrorResponse } from "./http/store-errors.ts";
 import { createJobService } from "./jobs/service.ts";
@@ -69,7 +69,14 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   let server: Server<undefined>;
   // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
   const log = (message: string) => io.stderr(`genapi: ${message}\n`);
-  const admissionDeps = { store, now: () => new Date(), clientIp, freeDailyLimit: config.freeDailyLimit, checkTarget: sitemap.checkTarget };
+  const admissionDeps = {
+    keys: store.keys,
+    quota: store.quota,
+    now: () => new Date(),
+    clientIp,
+    freeDailyLimit: config.freeDailyLimit,
+    checkTarget: sitemap.checkTarget,
+  };
   const admission = createAdmission(admissionDeps);
   const jobs = createJobService(config, {
     store: store.jobs,

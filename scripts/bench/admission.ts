@@ -6,7 +6,7 @@
 // one request timed one by one in this process against the same two stores.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore } from "../../src/db/open-store.ts";
+import { openStore } from "../../src/open-store.ts";
 import { createDatabase } from "../../test/support/postgres.ts";
 import type { Context } from "./context.ts";
 import { freePort } from "./proc.ts";

@@ -3,9 +3,8 @@
 // A request refused here was not counted; one admitted was counted once, and `release` gives the
 // admission back when a later step turns it away (503).
 import { BodyReadError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
-import type { Store } from "../db/store.ts";
-import type { KeyRecord } from "../keys/key-store.ts";
-import { quotaForKey, rateLimitHeaders, rateLimitMessage } from "../quota/quota.ts";
+import type { KeyRecord, KeyStore } from "../keys/key-store.ts";
+import { type QuotaStore, quotaForKey, rateLimitHeaders, rateLimitMessage } from "../quota/quota.ts";
 import { INVALID_URL_MESSAGE, parseTargetUrl, TargetRefusedError } from "../crawler/index.ts";
 
 const BODY_LIMIT = 16 * 1024;
@@ -28,7 +27,9 @@ export interface Admitted<T> {
 }
 
 export interface AdmissionDeps {
-  store: Store;
+  /** Only what admission guards: the keys and the daily counters. */
+  keys: KeyStore;
+  quota: QuotaStore;
   now: () => Date;
   clientIp: (request: Request) => string;
   freeDailyLimit: number;
@@ -63,21 +64,21 @@ async function readObject(request: Request, headers: () => Promise<Record<string
 }
 
 export function createAdmission(deps: AdmissionDeps) {
-  const { store } = deps;
+  const { keys, quota } = deps;
   return {
     /** Step 1 alone: the key's id, or null. */
     async authenticate(request: Request): Promise<number | null> {
-      return (await store.keys.authenticate(request.headers.get("x-api-key"), deps.now()))?.id ?? null;
+      return (await keys.authenticate(request.headers.get("x-api-key"), deps.now()))?.id ?? null;
     },
 
     /** Steps 1-5: admitted, or the response that refused the request. Store errors propagate. */
     async admit<T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>): Promise<Admitted<T> | Response> {
       const now = deps.now();
       // 1. The key. A mistyped key fails its checksum without a database lookup.
-      const key = await store.keys.authenticate(request.headers.get("x-api-key"), now);
+      const key = await keys.authenticate(request.headers.get("x-api-key"), now);
       if (!key) return fail(401, AUTH_FAILED_MESSAGE);
       const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
-      const unchanged = async () => rateLimitHeaders(await store.quota.peek(bucket, limit, now), now);
+      const unchanged = async () => rateLimitHeaders(await quota.peek(bucket, limit, now), now);
 
       // 2-3. The body, its URL, then the caller's fields: an invalid value costs no quota.
       const body = await readObject(request, unchanged);
@@ -96,7 +97,7 @@ export function createAdmission(deps: AdmissionDeps) {
       }
 
       // 5. The daily quota: one atomic statement.
-      const admission = await store.quota.admit(bucket, limit, now);
+      const admission = await quota.admit(bucket, limit, now);
       const headers = rateLimitHeaders(admission, now);
       if (!admission.admitted) return fail(429, rateLimitMessage(limit), headers);
       return {
@@ -107,9 +108,9 @@ export function createAdmission(deps: AdmissionDeps) {
         value: checked.value,
         headers,
         release: async () => {
-          await store.quota.release(bucket, admission.day);
+          await quota.release(bucket, admission.day);
           const later = deps.now();
-          return rateLimitHeaders(await store.quota.peek(bucket, limit, later), later);
+          return rateLimitHeaders(await quota.peek(bucket, limit, later), later);
         },
       };
     },

@@ -3,24 +3,12 @@
 // is decided once, by the form of `--db` (open-store.ts). Each backend's SQL and migrations are in
 // its own folder (src/db/sqlite/, src/db/postgres/); rows.ts maps the rows both return.
 import type { JobStore } from "../jobs/job-store.ts";
-import type { KeyRecord, RevokeResult } from "../keys/key-store.ts";
-import type { Admission, QuotaState } from "../quota/quota.ts";
+import type { KeyStore } from "../keys/key-store.ts";
+import type { QuotaStore } from "../quota/quota.ts";
 
-export interface KeyStore {
-  create(input: { name: string; dailyLimit: number | null }, now: Date): Promise<{ key: string; record: KeyRecord }>;
-  list(): Promise<KeyRecord[]>;
-  revoke(idOrPrefix: string, now: Date): Promise<RevokeResult>;
-  /** The key's record when valid and not revoked (and `last_used_at` set), else null. */
-  authenticate(key: string | null, now: Date): Promise<KeyRecord | null>;
-}
-
-export interface QuotaStore {
-  /** Counts one request or refuses it at the limit: one atomic statement on every backend. */
-  admit(bucket: string, limit: number, now: Date): Promise<Admission>;
-  /** Gives back one admission of `day` (a request answered 503 before it ran). */
-  release(bucket: string, day: string): Promise<void>;
-  peek(bucket: string, limit: number, now: Date): Promise<QuotaState>;
-}
+export type { KeyStore } from "../keys/key-store.ts";
+export type { QuotaStore } from "../quota/quota.ts";
+export { type StoreProblem, StoreUnavailableError } from "../http/store-errors.ts";
 
 export interface Store {
   readonly kind: "sqlite" | "postgres";
@@ -40,24 +28,6 @@ export interface Migration {
   version: number;
   description: string;
   sql: string;
-}
-
-/**
- * Why the store cannot serve now: another process's lock, a server out of reach, or an SQLite file
- * that takes no writes (a full disk, a read-only file) or fails to read (I/O errors, corruption).
- */
-export type StoreProblem = "busy" | "unreachable" | "full" | "read-only" | "failing";
-
-/**
- * The store cannot answer now: another process holds SQLite's write lock past the wait, or
- * PostgreSQL is down or slow. Requests answer 503 with a short Retry-After instead of waiting
- * (src/http/store-errors.ts).
- */
-export class StoreUnavailableError extends Error {
-  constructor(readonly problem: StoreProblem) {
-    super(`Service temporarily unavailable: the database is ${problem}.`);
-    this.name = "StoreUnavailableError";
-  }
 }
 
 /** The store could not be opened at start; the message is one line naming it and the reason. */

@@ -28,6 +28,15 @@ const MIN_REVOKE_PREFIX = 8;
 // Controls, line/paragraph separators and bidi overrides would garble or spoof `keys list`.
 const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 
+/** What the keys need from the store; each backend implements it (src/db/sqlite/keys.ts, src/db/postgres/keys.ts). */
+export interface KeyStore {
+  create(input: { name: string; dailyLimit: number | null }, now: Date): Promise<{ key: string; record: KeyRecord }>;
+  list(): Promise<KeyRecord[]>;
+  revoke(idOrPrefix: string, now: Date): Promise<RevokeResult>;
+  /** The key's record when valid and not revoked (and `last_used_at` set), else null. */
+  authenticate(key: string | null, now: Date): Promise<KeyRecord | null>;
+}
+
 export function validateKeyName(name: string): string {
   if (name.trim() === "") throw new Error("--name must not be empty.");
   if ([...name].length > MAX_NAME_LENGTH) throw new Error(`--name must be at most ${MAX_NAME_LENGTH} characters.`);

@@ -23,6 +23,15 @@ export interface Admission extends QuotaState {
   retryAfter: number;
 }
 
+/** What the quota needs from the store; each backend implements it (src/db/sqlite/quota.ts, src/db/postgres/quota.ts). */
+export interface QuotaStore {
+  /** Counts one request or refuses it at the limit: one atomic statement on every backend. */
+  admit(bucket: string, limit: number, now: Date): Promise<Admission>;
+  /** Gives back one admission of `day` (a request answered 503 before it ran). */
+  release(bucket: string, day: string): Promise<void>;
+  peek(bucket: string, limit: number, now: Date): Promise<QuotaState>;
+}
+
 export function utcDay(now: Date): string {
   return now.toISOString().slice(0, 10);
 }

@@ -2,7 +2,7 @@
 import { SQL } from "bun";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { openStore } from "../../src/db/open-store.ts";
+import { openStore } from "../../src/open-store.ts";
 import { tempDir } from "../support/binary.ts";
 import { createDatabase, startServer, stopServer } from "../support/postgres.ts";
 import { storeSuite } from "./store-suite.ts";

@@ -20,7 +20,8 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
   const store = createSqliteStore(db, ":memory:");
   const state = { now: new Date("2026-11-21T10:00:00.000Z"), ip: "198.51.100.7" };
   const deps: SitemapDeps = {
-    store,
+    keys: store.keys,
+    quota: store.quota,
     log: (message) => process.stderr.write(`genapi: ${message}\n`),
     now: () => state.now,
     clientIp: () => state.ip,
