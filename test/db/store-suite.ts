@@ -150,7 +150,7 @@ export function storeSuite(backend: Backend): void {
       await again.close();
 
       const spec2 = await backend.newSpec();
-      const script = `import { openStore } from ${JSON.stringify(join(import.meta.dir, "../../src/db/open-store.ts"))};
+      const script = `import { openStore } from ${JSON.stringify(join(import.meta.dir, "../../src/open-store.ts"))};
         const s = await openStore(process.env.SPEC, { purpose: "cli" });
         await s.keys.create({ name: "p" + process.pid, dailyLimit: null }, new Date());
         await s.close();`;
