@@ -16,7 +16,7 @@ import {
 import { processCrawlIo, runCrawlCommand } from "./crawl/command.ts";
 import { openStore } from "./db/open-store.ts";
 import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
-import type { KeyRecord } from "./keys/key-store.ts";
+import { MAX_DAILY_LIMIT, validateDailyLimit, validateKeyName, type KeyRecord } from "./keys/key-store.ts";
 import { ListenError, startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
 
@@ -192,14 +192,14 @@ async function keys(args: string[], io: CliIo): Promise<number> {
     case "create": {
       const { values } = parse(rest, { ...keyOptions, name: { type: "string" }, "daily-limit": { type: "string" } });
       if (values.name === undefined) throw new UsageError("keys create needs --name NAME");
+      // Every value is checked before the store opens: a bad one must not create a database.
+      const name = usage(() => validateKeyName(values.name as string));
       const limitText = values["daily-limit"] as string | undefined;
-      if (limitText !== undefined && !/^\d+$/.test(limitText)) {
-        throw new UsageError(`--daily-limit must be an integer from 1 to 10000000 (got "${limitText}")`);
-      }
-      const dailyLimit = limitText === undefined ? null : Number(limitText);
-      const { key, record } = await withStore(values, io, (store) =>
-        store.keys.create({ name: values.name as string, dailyLimit }, new Date()),
-      );
+      const dailyLimit =
+        limitText === undefined
+          ? null
+          : usage(() => validateDailyLimit(/^\d+$/.test(limitText) ? Number(limitText) : Number.NaN), dailyLimitError(limitText));
+      const { key, record } = await withStore(values, io, (store) => store.keys.create({ name, dailyLimit }, new Date()));
       io.stdout(`${key}\n`);
       io.stderr(
         `genapi: created key ${record.id} "${record.name}" (${record.prefix}..., ` +
@@ -218,6 +218,17 @@ async function keys(args: string[], io: CliIo): Promise<number> {
       return revoke(rest, io);
     default:
       throw new UsageError(sub ? `unknown keys command "${sub}" (create, list, revoke)` : "keys needs a command: create, list or revoke");
+  }
+}
+
+const dailyLimitError = (text: string) => `--daily-limit must be an integer from 1 to ${MAX_DAILY_LIMIT} (got "${text}")`;
+
+/** Runs a validation of the key store; its refusal (an Error naming the flag) becomes a usage error. */
+function usage<T>(check: () => T, message?: string): T {
+  try {
+    return check();
+  } catch (error) {
+    throw new UsageError(message ?? (error as Error).message);
   }
 }
 

@@ -23,7 +23,7 @@ export type RevokeResult =
   | { status: "ambiguous"; matches: KeyRecord[] };
 
 const MAX_NAME_LENGTH = 100;
-const MAX_DAILY_LIMIT = 10_000_000;
+export const MAX_DAILY_LIMIT = 10_000_000;
 /** Shortest prefix accepted by revoke: `genapi_` and one random character. */
 const MIN_REVOKE_PREFIX = 8;
 export const RECORD_COLUMNS = "id, name, prefix, daily_limit, created_at, last_used_at, revoked_at";
