@@ -1,6 +1,6 @@
 // The executable's command line, run as users run it.
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { runBinary, startBinary, tempDir } from "../support/binary.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -63,13 +63,16 @@ describe("genapi executable: command line", () => {
     expect(stderr).toBe('genapi: GENAPI_MAX_CRAWLS must be an integer from 1 to 1000 (got "many")\n');
   });
 
-  test("a second server on a busy port fails with 'address in use' instead of sharing it", async () => {
+  test("a second server on a busy port fails with 'address in use' instead of sharing it, and creates no database", async () => {
     const first = await startBinary();
     try {
       const port = new URL(first.url).port;
-      const { stderr, code } = await runBinary(["serve", "--host", "127.0.0.1", "--port", port, "--db", join(tempDir(), "b.db")]);
+      const dir = tempDir();
+      const { stderr, code } = await runBinary(["serve", "--host", "127.0.0.1", "--port", port, "--db", join(dir, "b.db")]);
       expect(code).toBe(1);
       expect(stderr).toBe(`genapi: cannot listen on 127.0.0.1:${port}: address in use\n`);
+      // A start that failed leaves nothing behind: the database is created once the port is bound.
+      expect(readdirSync(dir)).toEqual([]);
     } finally {
       await first.stop();
     }
