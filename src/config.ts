@@ -326,7 +326,7 @@ const crawlSpecs = {
   json: {
     flag: "json",
     env: ["GENAPI_JSON"],
-    help: "print the crawl report as JSON on stderr instead of the summary line",
+    help: 'print the crawl report as JSON on stderr instead of the summary line; a failure as {"success": false, "message": "..."}',
     fallback: () => false,
     parse: boolean,
   },
