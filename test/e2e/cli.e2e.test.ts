@@ -37,6 +37,13 @@ describe("genapi executable: command line", () => {
   test.each([
     [["serve", "--port", "abc"], 'genapi: --port must be an integer from 0 to 65535 (got "abc")\n'],
     [["serve", "--bogus"], "genapi: Unknown option '--bogus'\n"],
+    [["serve", "--prot", "80"], "genapi: Unknown option '--prot' (did you mean --port?)\n"],
+    [["serve", "--allow-private-target"], "genapi: Unknown option '--allow-private-target' (did you mean --allow-private-targets?)\n"],
+    [["keys", "list", "--jsn"], "genapi: Unknown option '--jsn' (did you mean --json?)\n"],
+    [["keys", "create", "--name", "x", "--daily-limt", "5"], "genapi: Unknown option '--daily-limt' (did you mean --daily-limit?)\n"],
+    [["srve"], 'genapi: unknown command "srve" (did you mean serve?)\n'],
+    [["--hlp"], 'genapi: unknown command "--hlp" (did you mean --help?)\n'],
+    [["keys", "lst"], 'genapi: unknown keys command "lst" (did you mean list?)\n'],
     [["serve", "--max-pages", "50001"], 'genapi: --max-pages must be an integer from 1 to 50000 (got "50001")\n'],
     [["serve", "--trust-proxy", "10.0.0.0/99"], 'genapi: --trust-proxy: "10.0.0.0/99" is not an IP address or CIDR range.\n'],
     [["serve", "--allow-target", "host:99999"], 'genapi: --allow-target: "host:99999" has a port outside 1-65535.\n'],
@@ -55,6 +62,16 @@ describe("genapi executable: command line", () => {
     expect(stdout).toBe("");
     expect(stderr).toBe(expected);
     expect(existsSync(db)).toBe(false);
+  });
+
+  test.each(
+    [["serve"], ["keys"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"]].map((command) => [command.join(" "), command] as const),
+  )("genapi %s -h and --help print its usage on stdout, exit 0", async (_, command) => {
+    for (const help of ["-h", "--help"]) {
+      const { stdout, stderr, code } = await runBinary([...command, help], { env: { GENAPI_DB: join(tempDir(), "x.db") } });
+      expect({ command, help, stderr, code }).toEqual({ command, help, stderr: "", code: 0 });
+      expect(stdout).toContain(command[0] === "serve" ? "--allow-private-targets" : "genapi keys revoke ID_OR_PREFIX");
+    }
   });
 
   test("a bad environment variable is named like a flag", async () => {

@@ -245,6 +245,13 @@ describe("genapi crawl: flags", () => {
       [["ftp://example.com/"], 'genapi: URL "ftp://example.com/": Invalid URL. Provide a full URL that includes http:// or https://.\n'],
       [["http://a/", "http://b/"], 'genapi: unexpected argument "http://b/"\n'],
       [["http://a/", "--bogus"], "genapi: Unknown option '--bogus'\n"],
+      [["http://a/", "--max-page", "3"], "genapi: Unknown option '--max-page' (did you mean --max-pages?)\n"],
+      [["http://a/", "--jsno"], "genapi: Unknown option '--jsno' (did you mean --json?)\n"],
+      [
+        ["http://a/", "--ignore-query-params=utm_*"],
+        "genapi: Unknown option '--ignore-query-params' (did you mean --ignore-query-param?)\n",
+      ],
+      [["http://a/", "-x"], "genapi: Unknown option '-x'\n"],
       [["http://a/", "--max-pages", "0"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "0")\n'],
       [["http://a/", "--max-pages", "1000001"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "1000001")\n'],
       [["http://a/", "--crawl-timeout", "soon"], 'genapi: --crawl-timeout must be an integer from 1 to 2592000 (got "soon")\n'],
