@@ -78,7 +78,7 @@ export const dbOption: OptionSpec<string> = {
   flag: "db",
   env: ["GENAPI_DB"],
   value: "PATH|URL",
-  help: "SQLite database file (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd), or a postgresql:// URL shared by several instances",
+  help: "SQLite database file, created if missing in an existing directory (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd), or a postgresql:// URL shared by several instances",
   fallback: defaultDbPath,
   parse: nonEmpty,
 };
