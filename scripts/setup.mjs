@@ -8,7 +8,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+// SCARF_ANALYTICS=false: swagger-ui-dist's @scarf/scarf reports installs to a third party unless told
+// not to (package.json's scarfSettings says so too, for a plain `npm install`).
+const run = (cmd, args) =>
+  execFileSync(cmd, args, { cwd: root, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, SCARF_ANALYTICS: "false" } });
 const bunWorks = () => spawnSync(join(root, "node_modules/.bin/bun"), ["--version"], { stdio: "ignore" }).status === 0;
 
 function installed() {

@@ -16,7 +16,8 @@ import {
 import { processCrawlIo, runCrawlCommand } from "./commands/crawl.ts";
 import { openStore } from "./open-store.ts";
 import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } from "./db/store.ts";
-import type { KeyRecord } from "./keys/key-store.ts";
+import { MAX_DAILY_LIMIT, validateDailyLimit, validateKeyName, type KeyRecord } from "./keys/key-store.ts";
+import { didYouMean } from "./config/did-you-mean.ts";
 import { ListenError, startServer } from "./server.ts";
 import { VERSION } from "./config/version.ts";
 
@@ -43,6 +44,12 @@ ${optionHelp()}
 Keys without --daily-limit are free keys: the free tier's quota per client address per UTC day.
 Keys with --daily-limit N are premium keys: N requests per UTC day for the key.`;
 
+/** `-h` is `--help` for every command. */
+const helpOption = { help: { type: "boolean", short: "h" } } as const;
+
+const COMMANDS = ["crawl", "serve", "keys", "help", "--help", "--version"];
+const KEYS_COMMANDS = ["create", "list", "revoke"];
+
 function parse<const O extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: O, positionals = 0) {
   try {
     const parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
@@ -53,11 +60,13 @@ function parse<const O extends NonNullable<ParseArgsConfig["options"]>>(args: st
   } catch (error) {
     if (error instanceof UsageError) throw error;
     // node:util's messages are multi-line and mention internals; keep the first line.
-    throw new UsageError(
-      String((error as Error).message)
-        .split("\n")[0]!
-        .replace(/\. To specify.*$/, ""),
-    );
+    const message = String((error as Error).message)
+      .split("\n")[0]!
+      .replace(/\. To specify.*$/, "");
+    // A mistyped long flag: name the known one it is closest to.
+    const typed =
+      (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /^Unknown option '--([^']+)'/.exec(message)?.[1] : undefined;
+    throw new UsageError(typed === undefined ? message : `${message}${didYouMean(typed, Object.keys(options), "--")}`);
   }
 }
 
@@ -83,7 +92,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case "keys":
         return await keys(rest, io);
       default:
-        throw new UsageError(`unknown command "${command}" (try genapi --help)`);
+        throw new UsageError(`unknown command "${command}"${didYouMean(command, COMMANDS) || " (try genapi --help)"}`);
     }
   } catch (error) {
     if (error instanceof UsageError) {
@@ -111,7 +120,7 @@ Options (a flag beats its environment variable):
 ${crawlOptionHelp()}`;
 
 async function crawl(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { ...crawlCommandOptions(), help: { type: "boolean" } }, 1);
+  const { values, positionals } = parse(args, { ...crawlCommandOptions(), ...helpOption }, 1);
   if (values.help) {
     io.stdout(`${CRAWL_USAGE}\n`);
     return 0;
@@ -120,7 +129,7 @@ async function crawl(args: string[], io: CliIo): Promise<number> {
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, { ...serveOptions, help: { type: "boolean" } });
+  const { values } = parse(args, { ...serveOptions, ...helpOption });
   if (values.help) {
     io.stdout(`${USAGE}\n`);
     return 0;
@@ -140,7 +149,22 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-const keyOptions = parseArgsOptions({ db: dbOption });
+const keyOptions = { ...parseArgsOptions({ db: dbOption }), ...helpOption };
+
+export const KEYS_USAGE = `Usage:
+  genapi keys create --name NAME [--daily-limit N] [--db PATH|URL]
+      creates an API key and prints it, and only it, on stdout: it is shown this once
+      (only its hash is stored). Without --daily-limit a free key: the free tier's quota
+      per client address per UTC day. With --daily-limit N (1 to ${MAX_DAILY_LIMIT}) a premium
+      key: N requests per UTC day for the key, from any address.
+  genapi keys list [--json] [--db PATH|URL]
+      lists the keys (id, name, prefix, daily limit, created, last used, revoked), never
+      the keys themselves; --json prints them as a JSON array.
+  genapi keys revoke ID_OR_PREFIX [--db PATH|URL]
+      revokes a key, named by its id or by the first characters of the key.
+
+Option of every keys command (a flag beats its environment variable):
+${optionHelp({ db: dbOption })}`;
 
 /**
  * Runs `fn` on the store named by --db / GENAPI_DB. Validation errors become usage errors (exit 2);
@@ -189,17 +213,22 @@ function keyTable(records: KeyRecord[]): string {
 async function keys(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
+    case "help":
+    case "--help":
+    case "-h":
+      return keysHelp(io);
     case "create": {
       const { values } = parse(rest, { ...keyOptions, name: { type: "string" }, "daily-limit": { type: "string" } });
+      if (values.help) return keysHelp(io);
       if (values.name === undefined) throw new UsageError("keys create needs --name NAME");
+      // Every value is checked before the store opens: a bad one must not create a database.
+      const name = usage(() => validateKeyName(values.name as string));
       const limitText = values["daily-limit"] as string | undefined;
-      if (limitText !== undefined && !/^\d+$/.test(limitText)) {
-        throw new UsageError(`--daily-limit must be an integer from 1 to 10000000 (got "${limitText}")`);
-      }
-      const dailyLimit = limitText === undefined ? null : Number(limitText);
-      const { key, record } = await withStore(values, io, (store) =>
-        store.keys.create({ name: values.name as string, dailyLimit }, new Date()),
-      );
+      const dailyLimit =
+        limitText === undefined
+          ? null
+          : usage(() => validateDailyLimit(/^\d+$/.test(limitText) ? Number(limitText) : Number.NaN), dailyLimitError(limitText));
+      const { key, record } = await withStore(values, io, (store) => store.keys.create({ name, dailyLimit }, new Date()));
       io.stdout(`${key}\n`);
       io.stderr(
         `genapi: created key ${record.id} "${record.name}" (${record.prefix}..., ` +
@@ -210,6 +239,7 @@ async function keys(args: string[], io: CliIo): Promise<number> {
     }
     case "list": {
       const { values } = parse(rest, { ...keyOptions, json: { type: "boolean" } });
+      if (values.help) return keysHelp(io);
       const records = await withStore(values, io, (store) => store.keys.list());
       io.stdout(values.json ? `${JSON.stringify(records, null, 2)}\n` : `${keyTable(records)}\n`);
       return 0;
@@ -217,12 +247,33 @@ async function keys(args: string[], io: CliIo): Promise<number> {
     case "revoke":
       return revoke(rest, io);
     default:
-      throw new UsageError(sub ? `unknown keys command "${sub}" (create, list, revoke)` : "keys needs a command: create, list or revoke");
+      throw new UsageError(
+        sub
+          ? `unknown keys command "${sub}"${didYouMean(sub, KEYS_COMMANDS) || " (create, list, revoke)"}`
+          : "keys needs a command: create, list or revoke",
+      );
   }
+}
+
+const dailyLimitError = (text: string) => `--daily-limit must be an integer from 1 to ${MAX_DAILY_LIMIT} (got "${text}")`;
+
+/** Runs a validation of the key store; its refusal (an Error naming the flag) becomes a usage error. */
+function usage<T>(check: () => T, message?: string): T {
+  try {
+    return check();
+  } catch (error) {
+    throw new UsageError(message ?? (error as Error).message);
+  }
+}
+
+function keysHelp(io: CliIo): number {
+  io.stdout(`${KEYS_USAGE}\n`);
+  return 0;
 }
 
 async function revoke(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, keyOptions, 1);
+  if (values.help) return keysHelp(io);
   const target = positionals[0];
   if (!target) throw new UsageError("keys revoke needs an ID or key prefix");
   const result = await withStore(values, io, (store) => store.keys.revoke(target, new Date()));

@@ -5,7 +5,7 @@ import type { Server } from "bun";
 import { createApp } from "./app.ts";
 import type { ServeConfig } from "./config/config.ts";
 import { openStore } from "./open-store.ts";
-import { redactSpec } from "./db/store.ts";
+import { isPostgresUrl, redactSpec, type Store } from "./db/store.ts";
 import { storeErrorResponse } from "./http/store-errors.ts";
 import { createJobService } from "./jobs/service.ts";
 import { batchedWriter } from "./http/log-writer.ts";
@@ -48,16 +48,60 @@ export class ListenError extends Error {
   override name = "ListenError";
 }
 
-/** Opens the store (StoreOpenError when it cannot be), then listens (ListenError). */
+/**
+ * Listens (ListenError) and opens the store (StoreOpenError). With SQLite the port is bound first,
+ * so a start that fails (a port in use) leaves no new database file behind; requests that arrive
+ * in the few milliseconds before the store is open wait for it. PostgreSQL opens first: its first
+ * connection may be retried for 30 s, during which the port stays closed rather than hold requests.
+ */
 export async function startServer(config: ServeConfig, io: ServerIo): Promise<RunningServer> {
-  // While PostgreSQL is still unreachable at start: a log line on stdout, so stderr keeps the one
-  // line that says why serve gave up, if it does.
-  const store = await openStore(config.dbPath, {
-    purpose: "serve",
-    log: (msg) => io.stdout(`${JSON.stringify({ time: new Date().toISOString(), msg })}\n`),
-  });
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
+  let handle: ((request: Request) => Response | Promise<Response>) | undefined;
+  let opened: (ready: NonNullable<typeof handle>) => void = () => {};
+  const whenOpen = new Promise<NonNullable<typeof handle>>((resolve) => (opened = resolve));
+  let server!: Server<undefined>;
+  const listen = () => {
+    try {
+      server = Bun.serve({
+        hostname: config.host,
+        port: config.port,
+        // Bun shares a port between processes by default; a second genapi must fail instead.
+        reusePort: false,
+        maxRequestBodySize: MAX_REQUEST_BODY,
+        idleTimeout: IDLE_TIMEOUT,
+        fetch(request, srv) {
+          const peer = srv.requestIP(request)?.address ?? null;
+          peers.set(request, clientAddress(peer, request.headers.get("x-forwarded-for")));
+          // Before anything reads the URL: a short or odd Host must not steer routing or the log.
+          const routable = routableRequest(request);
+          return handle ? handle(routable) : whenOpen.then((ready) => ready(routable));
+        },
+        error(error) {
+          io.stderr(`genapi: unhandled error: ${error.stack || `${error.name}: ${error.message}`}\n`);
+          return Response.json({ success: false, message: "Internal server error." }, { status: 500 });
+        },
+      });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const reason = code === "EADDRINUSE" ? "address in use" : (error as Error).message;
+      throw new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`);
+    }
+  };
+  const bindFirst = !isPostgresUrl(config.dbPath);
+  if (bindFirst) listen();
+  let store: Store;
+  try {
+    // While PostgreSQL is still unreachable at start: a log line on stdout, so stderr keeps the one
+    // line that says why serve gave up, if it does.
+    store = await openStore(config.dbPath, {
+      purpose: "serve",
+      log: (msg) => io.stdout(`${JSON.stringify({ time: new Date().toISOString(), msg })}\n`),
+    });
+  } catch (error) {
+    if (bindFirst) await server.stop(true);
+    throw error;
+  }
   const clientIp = (request: Request) => peers.get(request) ?? "unknown";
   const slots = new CrawlSlots(config.maxCrawls, config.crawlQueue);
   const hardStop = new AbortController();
@@ -66,7 +110,6 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     crawls: () => ({ running: slots.active, queued: slots.queued }),
     jobCounts: () => store.jobs.counts(),
   });
-  let server: Server<undefined>;
   // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
   const log = (message: string) => io.stderr(`genapi: ${message}\n`);
   const admissionDeps = {
@@ -107,38 +150,23 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   });
   metrics.setRoutes(app.routes.map((route) => route.path));
   const requestLog = batchedWriter(io.stdout);
-  const handle = withRequestLog((request) => passwordFastLane(request) ?? app.handle(request), {
+  const logged = withRequestLog((request) => passwordFastLane(request) ?? app.handle(request), {
     clientIp,
     write: requestLog.write,
     now: () => performance.timeOrigin + performance.now(),
     observe: metrics.observe,
   });
 
-  try {
-    server = Bun.serve({
-      hostname: config.host,
-      port: config.port,
-      // Bun shares a port between processes by default; a second genapi must fail instead.
-      reusePort: false,
-      maxRequestBodySize: MAX_REQUEST_BODY,
-      idleTimeout: IDLE_TIMEOUT,
-      fetch(request, srv) {
-        const peer = srv.requestIP(request)?.address ?? null;
-        peers.set(request, clientAddress(peer, request.headers.get("x-forwarded-for")));
-        // Before anything reads the URL: a short or odd Host must not steer routing or the log.
-        return handle(routableRequest(request));
-      },
-      error(error) {
-        io.stderr(`genapi: unhandled error: ${error.stack || `${error.name}: ${error.message}`}\n`);
-        return Response.json({ success: false, message: "Internal server error." }, { status: 500 });
-      },
-    });
-  } catch (error) {
-    await store.close();
-    const code = (error as { code?: string }).code;
-    const reason = code === "EADDRINUSE" ? "address in use" : (error as Error).message;
-    throw new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`);
+  if (!bindFirst) {
+    try {
+      listen();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
   }
+  handle = logged;
+  opened(logged);
 
   const url = `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
   io.stdout(

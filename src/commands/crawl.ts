@@ -140,7 +140,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     removeInterrupt();
     const answer = crawlErrorAnswer(error, rawUrl);
     if (answer === null) throw error;
-    io.stderr(`${answer.message}\n`);
+    io.stderr(config.json ? jsonError(answer.message) : `${answer.message}\n`);
     return interrupted ? EXIT_INTERRUPTED : 1;
   }
   progress?.clear();
@@ -164,11 +164,11 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     });
   } catch (error) {
     removeInterrupt();
-    if (error instanceof NeedsOutputError) {
-      io.stderr(`genapi: ${run.urlsListed.toLocaleString("en-US")} URLs listed, but ${NEEDS_OUTPUT}\n`);
-      return 1;
-    }
-    io.stderr(`genapi: could not write the sitemap: ${(error as Error).message}\n`);
+    const message =
+      error instanceof NeedsOutputError
+        ? `${run.urlsListed.toLocaleString("en-US")} URLs listed, but ${NEEDS_OUTPUT}`
+        : `could not write the sitemap: ${(error as Error).message}`;
+    io.stderr(config.json ? jsonError(message) : `genapi: ${message}\n`);
     return 1;
   }
   removeInterrupt();
@@ -178,6 +178,9 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   else if (!config.quiet) io.stderr(summary(run, written, config.output, interrupted));
   return interrupted ? EXIT_INTERRUPTED : 0;
 }
+
+/** A failure under --json: the API's error body, on one line. */
+const jsonError = (message: string) => `${JSON.stringify({ success: false, message })}\n`;
 
 function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, interrupted: boolean): string {
   const rate = pagesPerSecond(run.pagesCrawled, run.durationMs).toFixed(1);

@@ -80,7 +80,7 @@ export const dbOption: OptionSpec<string> = {
   flag: "db",
   env: ["GENAPI_DB"],
   value: "PATH|URL",
-  help: "SQLite database file (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd), or a postgresql:// URL shared by several instances",
+  help: "SQLite database file, created if missing in an existing directory (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd), or a postgresql:// URL shared by several instances",
   fallback: defaultDbPath,
   parse: nonEmpty,
 };
@@ -328,7 +328,7 @@ const crawlSpecs = {
   json: {
     flag: "json",
     env: ["GENAPI_JSON"],
-    help: "print the crawl report as JSON on stderr instead of the summary line",
+    help: 'print the crawl report as JSON on stderr instead of the summary line; a failure as {"success": false, "message": "..."}',
     fallback: () => false,
     parse: boolean,
   },

@@ -2,7 +2,7 @@
 // its event stream, its sitemap files, and DELETE. Every request needs the key that created the
 // job; another key or an unknown id answers 404 `Job not found.`
 import { Elysia, t } from "elysia";
-import { API_KEY_SCHEME } from "../ops/docs.ts";
+import { API_KEY_QUERY_SCHEME, API_KEY_SCHEME } from "../ops/docs.ts";
 import { type CrawlOptions, parseCrawlOptions, parseTargetUrl } from "../crawler/index.ts";
 import { newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
 import {
@@ -269,6 +269,8 @@ export const jobRoutes = (deps: JobsDeps) => {
         }),
         detail: {
           ...secured,
+          // Either the header or `?api_key=`: a validating proxy must let a browser's request through.
+          security: [{ [API_KEY_SCHEME]: [] }, { [API_KEY_QUERY_SCHEME]: [] }],
           summary: "Watch a job (Server-Sent Events)",
           description:
             "`curl -N`, a browser's EventSource (which cannot send headers: pass the key as `?api_key=`) or Swagger UI. " +

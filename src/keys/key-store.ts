@@ -22,7 +22,7 @@ export type RevokeResult =
   | { status: "ambiguous"; matches: KeyRecord[] };
 
 const MAX_NAME_LENGTH = 100;
-const MAX_DAILY_LIMIT = 10_000_000;
+export const MAX_DAILY_LIMIT = 10_000_000;
 /** Shortest prefix accepted by revoke: `genapi_` and one random character. */
 const MIN_REVOKE_PREFIX = 8;
 // Controls, line/paragraph separators and bidi overrides would garble or spoof `keys list`.

@@ -16,6 +16,8 @@ const assets = new Map<string, { file: string; type: string }>([
 ]);
 
 export const API_KEY_SCHEME = "ApiKeyAuth";
+/** The key as `?api_key=`: only the events stream takes it, for a browser's EventSource. */
+export const API_KEY_QUERY_SCHEME = "ApiKeyQuery";
 
 export interface DocsOptions {
   /** --free-daily-limit: the document states the free tier this server applies. */
@@ -61,6 +63,13 @@ export const docs = ({ freeDailyLimit }: DocsOptions) =>
                 in: "header",
                 name: "X-API-Key",
                 description: "Create one on the server with `genapi keys create --name NAME`.",
+              },
+              [API_KEY_QUERY_SCHEME]: {
+                type: "apiKey",
+                in: "query",
+                name: "api_key",
+                description:
+                  "The same key as a query parameter, accepted only by GET /api/jobs/{id}/events: a browser's EventSource cannot send X-API-Key.",
               },
             },
           },

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate, openDatabase } from "../../src/db/sqlite/database.ts";
@@ -24,13 +24,19 @@ test("migrations are numbered 1, 2, ... without gaps", () => {
 
 describe("openDatabase", () => {
   test("a fresh file gets every migration, WAL and a busy timeout", () => {
-    const path = join(dir, "nested/dir/fresh.db");
+    const path = join(dir, "fresh.db");
     const db = openDatabase(path);
     expect(version(db)).toBe(migrations.at(-1)!.version);
     expect(tables(db)).toEqual(["api_keys", "meta", "sqlite_sequence", "usage_counters"]);
     expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
     expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBe(5000);
     db.close();
+  });
+
+  test("a missing directory is not created (a typo must not start a new database): ENOENT", () => {
+    const missing = join(dir, "typo");
+    expect(() => openDatabase(join(missing, "x.db"))).toThrow(expect.objectContaining({ code: "ENOENT" }));
+    expect(existsSync(missing)).toBe(false);
   });
 
   test("reopening runs nothing again and keeps the data", () => {

@@ -1,5 +1,6 @@
 // The executable's command line, run as users run it.
 import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { runBinary, startBinary, tempDir } from "../support/binary.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -36,19 +37,41 @@ describe("genapi executable: command line", () => {
   test.each([
     [["serve", "--port", "abc"], 'genapi: --port must be an integer from 0 to 65535 (got "abc")\n'],
     [["serve", "--bogus"], "genapi: Unknown option '--bogus'\n"],
+    [["serve", "--prot", "80"], "genapi: Unknown option '--prot' (did you mean --port?)\n"],
+    [["serve", "--allow-private-target"], "genapi: Unknown option '--allow-private-target' (did you mean --allow-private-targets?)\n"],
+    [["keys", "list", "--jsn"], "genapi: Unknown option '--jsn' (did you mean --json?)\n"],
+    [["keys", "create", "--name", "x", "--daily-limt", "5"], "genapi: Unknown option '--daily-limt' (did you mean --daily-limit?)\n"],
+    [["srve"], 'genapi: unknown command "srve" (did you mean serve?)\n'],
+    [["--hlp"], 'genapi: unknown command "--hlp" (did you mean --help?)\n'],
+    [["keys", "lst"], 'genapi: unknown keys command "lst" (did you mean list?)\n'],
     [["serve", "--max-pages", "50001"], 'genapi: --max-pages must be an integer from 1 to 50000 (got "50001")\n'],
-    [["serve", "--trust-proxy", "10.0.0.0/99"], undefined],
-    [["serve", "--allow-target", "host:99999"], undefined],
+    [["serve", "--trust-proxy", "10.0.0.0/99"], 'genapi: --trust-proxy: "10.0.0.0/99" is not an IP address or CIDR range.\n'],
+    [["serve", "--allow-target", "host:99999"], 'genapi: --allow-target: "host:99999" has a port outside 1-65535.\n'],
     [["keys", "create"], "genapi: keys create needs --name NAME\n"],
-    [["keys", "create", "--name", "x", "--daily-limit", "0"], undefined],
+    [["keys", "create", "--name", "x", "--daily-limit", "0"], 'genapi: --daily-limit must be an integer from 1 to 10000000 (got "0")\n'],
+    [
+      ["keys", "create", "--name", "x", "--daily-limit", "1e3"],
+      'genapi: --daily-limit must be an integer from 1 to 10000000 (got "1e3")\n',
+    ],
+    [["keys", "create", "--name", " "], "genapi: --name must not be empty.\n"],
     [["frobnicate"], 'genapi: unknown command "frobnicate" (try genapi --help)\n'],
-  ])("bad flag or value %p: one line naming it on stderr, exit 2", async (args, expected) => {
-    const { stdout, stderr, code } = await runBinary(args, { env: { GENAPI_DB: join(tempDir(), "x.db") } });
+  ])("bad flag or value %p: one line naming it on stderr, exit 2, no database created", async (args, expected) => {
+    const db = join(tempDir(), "x.db");
+    const { stdout, stderr, code } = await runBinary(args, { env: { GENAPI_DB: db } });
     expect(code).toBe(2);
     expect(stdout).toBe("");
-    expect(stderr.split("\n").filter(Boolean)).toHaveLength(1);
-    if (expected) expect(stderr).toBe(expected);
-    else expect(stderr).toContain(args.at(-2)!);
+    expect(stderr).toBe(expected);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  test.each(
+    [["serve"], ["keys"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"]].map((command) => [command.join(" "), command] as const),
+  )("genapi %s -h and --help print its usage on stdout, exit 0", async (_, command) => {
+    for (const help of ["-h", "--help"]) {
+      const { stdout, stderr, code } = await runBinary([...command, help], { env: { GENAPI_DB: join(tempDir(), "x.db") } });
+      expect({ command, help, stderr, code }).toEqual({ command, help, stderr: "", code: 0 });
+      expect(stdout).toContain(command[0] === "serve" ? "--allow-private-targets" : "genapi keys revoke ID_OR_PREFIX");
+    }
   });
 
   test("a bad environment variable is named like a flag", async () => {
@@ -57,13 +80,16 @@ describe("genapi executable: command line", () => {
     expect(stderr).toBe('genapi: GENAPI_MAX_CRAWLS must be an integer from 1 to 1000 (got "many")\n');
   });
 
-  test("a second server on a busy port fails with 'address in use' instead of sharing it", async () => {
+  test("a second server on a busy port fails with 'address in use' instead of sharing it, and creates no database", async () => {
     const first = await startBinary();
     try {
       const port = new URL(first.url).port;
-      const { stderr, code } = await runBinary(["serve", "--host", "127.0.0.1", "--port", port, "--db", join(tempDir(), "b.db")]);
+      const dir = tempDir();
+      const { stderr, code } = await runBinary(["serve", "--host", "127.0.0.1", "--port", port, "--db", join(dir, "b.db")]);
       expect(code).toBe(1);
       expect(stderr).toBe(`genapi: cannot listen on 127.0.0.1:${port}: address in use\n`);
+      // A start that failed leaves nothing behind: the database is created once the port is bound.
+      expect(readdirSync(dir)).toEqual([]);
     } finally {
       await first.stop();
     }

@@ -187,17 +187,37 @@ describe("genapi crawl: the API's sitemap and report", () => {
     expect(cli.stderr).toBe(`${answer.body.message}\n`);
   });
 
-  test("a refused connection: exit 1, `Could not crawl <url>: ...`", async () => {
+  test("a failed crawl with --json: exit 1 with the API's error body, as JSON, on stderr", async () => {
+    const url = `${site.url}/hidden`;
+    const [cli, answer] = await Promise.all([crawl([url, "--json"]), api({ url })]);
+    expect(answer.status).toBe(422);
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toBe("");
+    expect(cli.stderr).toEndWith("}\n");
+    expect(cli.stderr.split("\n")).toHaveLength(2);
+    expect(JSON.parse(cli.stderr)).toEqual({ success: false, message: answer.body.message });
+  });
+
+  test("a refused connection: exit 1, `Could not crawl <url>: ...`; with --json the same message in a JSON object", async () => {
     const gone = generatedSite(1);
     const url = `${gone.url}/`;
     await gone.stop();
     const cli = await crawl([url]);
     expect(cli.code).toBe(1);
     expect(cli.stderr).toStartWith(`Could not crawl ${url}: `);
+    const json = await crawl([url, "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stderr)).toEqual({ success: false, message: cli.stderr.trimEnd() });
   });
 });
 
 describe("genapi crawl: flags", () => {
+  test("-h is --help", async () => {
+    const [short, long] = await Promise.all([runBinary(["crawl", "-h"]), runBinary(["crawl", "--help"])]);
+    expect(short).toEqual({ stdout: long.stdout, stderr: "", code: 0 });
+    expect(short.stdout).toStartWith("Usage: genapi crawl URL [options]\n");
+  });
+
   test("--help lists every flag", async () => {
     const { stdout, code } = await runBinary(["crawl", "--help"]);
     expect(code).toBe(0);
@@ -225,6 +245,13 @@ describe("genapi crawl: flags", () => {
       [["ftp://example.com/"], 'genapi: URL "ftp://example.com/": Invalid URL. Provide a full URL that includes http:// or https://.\n'],
       [["http://a/", "http://b/"], 'genapi: unexpected argument "http://b/"\n'],
       [["http://a/", "--bogus"], "genapi: Unknown option '--bogus'\n"],
+      [["http://a/", "--max-page", "3"], "genapi: Unknown option '--max-page' (did you mean --max-pages?)\n"],
+      [["http://a/", "--jsno"], "genapi: Unknown option '--jsno' (did you mean --json?)\n"],
+      [
+        ["http://a/", "--ignore-query-params=utm_*"],
+        "genapi: Unknown option '--ignore-query-params' (did you mean --ignore-query-param?)\n",
+      ],
+      [["http://a/", "-x"], "genapi: Unknown option '-x'\n"],
       [["http://a/", "--max-pages", "0"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "0")\n'],
       [["http://a/", "--max-pages", "1000001"], 'genapi: --max-pages must be an integer from 1 to 1000000 (got "1000001")\n'],
       [["http://a/", "--crawl-timeout", "soon"], 'genapi: --crawl-timeout must be an integer from 1 to 2592000 (got "soon")\n'],

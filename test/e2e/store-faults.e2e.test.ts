@@ -2,7 +2,7 @@
 // lock, a read-only or corrupted file, and --db values that cannot be opened (issue 10, defects 3, 4, 6).
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, ensureBinary, generate, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
@@ -179,6 +179,24 @@ describe("a --db that cannot be opened: one stderr line naming it, exit 1", () =
         expect(lines[0]).toMatch(reason);
       });
     }
+  }
+
+  // A typo in --db must not create a directory and an empty database that no server reads (a key
+  // created there fails with 401 everywhere). A missing file in an existing directory is created.
+  for (const command of [
+    ["serve", "--port", "0", "--host", "127.0.0.1"],
+    ["keys", "create", "--name", "x"],
+    ["keys", "list"],
+  ]) {
+    test(`a directory that does not exist: genapi ${command.slice(0, 2).join(" ")} creates nothing`, async () => {
+      const missing = join(tempDir(), "typo");
+      const path = join(missing, "x.db");
+      const { stdout, stderr, code } = await runBinary([...command, "--db", path]);
+      expect(code).toBe(1);
+      expect(stdout).toBe("");
+      expect(stderr).toBe(`genapi: cannot open database ${path}: its directory does not exist\n`);
+      expect(existsSync(missing)).toBe(false);
+    });
   }
 
   test.skipIf(!isRoot)("a read-only directory, as an unprivileged user: serve and keys create", async () => {

@@ -84,6 +84,17 @@ describe("GET /metrics (compiled executable)", () => {
     ).toEqual(["cancelled", "failed", "queued", "running", "succeeded"]);
   });
 
+  // What `promtool check metrics` enforces on names: `_total` marks a counter, and only a counter.
+  test("promtool's naming rules: every counter ends in _total, no other family does; every family has help", async () => {
+    const { types } = await scrape();
+    expect(types.size).toBeGreaterThan(10);
+    const misnamed = [...types].filter(([name, type]) => name.endsWith("_total") !== (type === "counter"));
+    expect(misnamed).toEqual([]);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const helped = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map((m) => m[1]));
+    expect([...types.keys()].filter((name) => !helped.has(name))).toEqual([]);
+  });
+
   test("counts rise after requests; every endpoint leaves only templates and status codes in labels", async () => {
     const before = (await scrape()).samples;
     const jsonPost = (path: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Migration } from "../store.ts";
 import { migrations as allMigrations } from "./migrations.ts";
@@ -20,10 +20,11 @@ export interface SqliteAccess {
 /**
  * Opens (creating if needed) the SQLite file and brings its schema up to date. WAL lets the
  * `keys` commands and other genapi processes write while a server runs; the busy timeout makes
- * them wait for each other instead of failing.
+ * them wait for each other instead of failing. A missing directory is never created: it is most
+ * likely a typo, and a new database there would hold keys no server reads (ENOENT).
  */
 export function openDatabase(path: string, migrations: Migration[] = allMigrations): Database {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") checkDirectory(dirname(path));
   const db = new Database(path, { create: true, strict: true });
   db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
@@ -31,6 +32,12 @@ export function openDatabase(path: string, migrations: Migration[] = allMigratio
   db.exec("PRAGMA foreign_keys = ON");
   migrate(db, migrations);
   return db;
+}
+
+function checkDirectory(dir: string): void {
+  const stat = statSync(dir, { throwIfNoEntry: false });
+  if (stat === undefined) throw Object.assign(new Error(`the directory ${dir} does not exist`), { code: "ENOENT" });
+  if (!stat.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: "ENOTDIR" });
 }
 
 /** Runs the steps newer than the database's version, each in its own transaction. */

@@ -64,6 +64,7 @@ function openFailure(path: string, error: unknown): StoreOpenError {
   const code = (error as { code?: unknown } | null)?.code;
   const message = String((error as Error)?.message ?? error).split("\n")[0];
   const reasons: Record<string, string> = {
+    ENOENT: "its directory does not exist",
     ENOTDIR: "a parent of the path is not a directory",
     EEXIST: "a parent of the path is not a directory",
     EACCES: "permission denied",
