@@ -19,6 +19,7 @@ import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./config/version.ts";
+import { createCrawlNetwork } from "./crawler/index.ts";
 
 /**
  * Bun answers a bare 413 itself above this. The endpoints enforce their own caps (64 KiB, 16 KiB)
@@ -105,11 +106,20 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   const clientIp = (request: Request) => peers.get(request) ?? "unknown";
   const slots = new CrawlSlots(config.maxCrawls, config.crawlQueue);
   const hardStop = new AbortController();
-  const sitemap = createSitemapService(config, { stopSignal: hardStop.signal });
+  // One network for every crawl of the process, /api/generate's and the jobs', so that each host
+  // has one gate here, and through the store's host leases, one share among all processes.
+
   const metrics = createMetrics({
     crawls: () => ({ running: slots.active, queued: slots.queued }),
     jobCounts: () => store.jobs.counts(),
   });
+  const network = createCrawlNetwork({
+    policy: { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets },
+    politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: config.hostDelayMs },
+    coordinator: store.hosts,
+    onThrottled: () => metrics.crawlThrottled(),
+  });
+  const sitemap = createSitemapService(config, { stopSignal: hardStop.signal, network });
   // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
   const log = (message: string) => io.stderr(`genapi: ${message}\n`);
   const admissionDeps = {
@@ -127,6 +137,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     admit: admission.admit,
     storeError: (error) => storeErrorResponse(error),
     log,
+    network,
     countPages: (pages) => metrics.crawlPages(pages),
   });
   const app = createApp({
@@ -144,6 +155,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
         return result;
       },
       maxPages: config.maxPages,
+      hostConcurrency: config.hostConcurrency,
       // A crawl (and its wait for a slot) may outlast the idle timeout: its own deadline bounds it.
       holdConnection: (request) => server.timeout(request, 0),
     },

@@ -10,10 +10,11 @@ import { basename, dirname, extname, join } from "node:path";
 import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config/config.ts";
 import {
   type CrawlOptions,
+  type CrawlReport,
   type CrawlRun,
   crawlErrorAnswer,
   crawlReport,
-  createCrawlFetch,
+  createCrawlNetwork,
   defaultCrawlLimits,
   INVALID_URL_MESSAGE,
   MemoryCrawlState,
@@ -51,6 +52,8 @@ const FLAG_OF: Record<string, string> = {
   include: "--include",
   exclude: "--exclude",
   ignore_query_params: "--ignore-query-param",
+  max_concurrency: "--max-concurrency",
+  delay_ms: "--delay-ms",
 };
 
 /** The crawl options of the flags, checked by the API's own rules; a refusal is a flag error. */
@@ -65,8 +68,10 @@ export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
       sitemaps_from_robots: config.sitemapsFromRobots,
       alternates: config.alternates,
       images: config.images,
+      max_concurrency: config.maxConcurrency ?? undefined,
+      delay_ms: config.delayMs,
     },
-    { maxPagesCap: CRAWL_COMMAND_MAX_PAGES },
+    { maxPagesCap: CRAWL_COMMAND_MAX_PAGES, hostConcurrency: config.hostConcurrency },
   );
   if (parsed.ok) return parsed.options;
   const field = /^[a-z_]+/.exec(parsed.message)?.[0] ?? "";
@@ -120,7 +125,11 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   const state = new MemoryCrawlState();
   const limits = { ...defaultCrawlLimits, maxPages: config.maxPages, timeoutMs: config.crawlTimeoutSeconds * 1000 };
   // The user's own rights: every address may be crawled, as with `serve --allow-private-targets`.
-  const fetch = createCrawlFetch({ policy: { allowPrivate: true, allowTargets: [] }, concurrency: limits.concurrency });
+  // Politeness within this process: no store to share hosts with other processes.
+  const fetch = createCrawlNetwork({
+    policy: { allowPrivate: true, allowTargets: [] },
+    politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: config.hostDelayMs },
+  });
   let run: CrawlRun;
   try {
     run = await runCrawl(
@@ -175,14 +184,26 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
 
   const report = crawlReport({ ...run, urlCount: written.urlCount, exclusions: await state.report() }, new Date());
   if (config.json) io.stderr(`${JSON.stringify(report)}\n`);
-  else if (!config.quiet) io.stderr(summary(run, written, config.output, interrupted));
+  else if (!config.quiet) io.stderr(summary(run, written, config.output, interrupted, report));
   return interrupted ? EXIT_INTERRUPTED : 0;
 }
 
 /** A failure under --json: the API's error body, on one line. */
 const jsonError = (message: string) => `${JSON.stringify({ success: false, message })}\n`;
 
-function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, interrupted: boolean): string {
+const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+
+/** What went wrong with the site on the way, for the summary line: throttled answers and pages not read. */
+function trouble(report: CrawlReport): string {
+  const parts: string[] = [];
+  const { throttled, retries } = report.politeness;
+  if (throttled > 0) parts.push(`the site throttled ${count(throttled, "request")} (429/503; ${count(retries, "retry", "retries")})`);
+  if (report.excluded.http_error > 0) parts.push(`${count(report.excluded.http_error, "page")} answered an HTTP error`);
+  if (report.excluded.failed > 0) parts.push(`${count(report.excluded.failed, "page")} failed`);
+  return parts.length === 0 ? "" : `; ${parts.join(", ")}`;
+}
+
+function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, interrupted: boolean, report: CrawlReport): string {
   const rate = pagesPerSecond(run.pagesCrawled, run.durationMs).toFixed(1);
   const where =
     output === null
@@ -199,7 +220,7 @@ function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, 
         : "";
   return (
     `genapi: ${written.urlCount.toLocaleString("en-US")} URLs listed from ${run.pagesCrawled.toLocaleString("en-US")} pages ` +
-    `in ${run.durationMs < 60_000 ? `${(run.durationMs / 1000).toFixed(1)} s` : formatElapsed(run.durationMs)} (${rate} pages/s), ${where}${why}\n`
+    `in ${run.durationMs < 60_000 ? `${(run.durationMs / 1000).toFixed(1)} s` : formatElapsed(run.durationMs)} (${rate} pages/s), ${where}${why}${trouble(report)}\n`
   );
 }
 

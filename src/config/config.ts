@@ -22,6 +22,8 @@ export interface ServeConfig {
   jobQueue: number;
   jobRetentionDays: number;
   jobLeaseSeconds: number;
+  hostConcurrency: number;
+  hostDelayMs: number;
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
@@ -83,6 +85,26 @@ export const dbOption: OptionSpec<string> = {
   help: "SQLite database file, created if missing in an existing directory (default ./genapi.db, or $STATE_DIRECTORY/genapi.db under systemd), or a postgresql:// URL shared by several instances",
   fallback: defaultDbPath,
   parse: nonEmpty,
+};
+
+// Politeness toward crawled hosts, the same flags for serve and crawl (serve's hold for every
+// process on the store, crawl's within its own process).
+const hostConcurrencyOption: OptionSpec<number> = {
+  flag: "host-concurrency",
+  env: ["GENAPI_HOST_CONCURRENCY"],
+  value: "N",
+  help: "requests in flight to one host from every crawl at once (default 4, 1 to 64)",
+  fallback: () => 4,
+  parse: integer(1, 64),
+};
+
+const hostDelayOption: OptionSpec<number> = {
+  flag: "host-delay",
+  env: ["GENAPI_HOST_DELAY"],
+  value: "MS",
+  help: "least time between two request starts to one host, ms; robots.txt's Crawl-delay raises it (default 0)",
+  fallback: () => 0,
+  parse: integer(0, 60_000),
 };
 
 const serveSpecs = {
@@ -215,6 +237,8 @@ const serveSpecs = {
     fallback: () => 60,
     parse: integer(2, 3600),
   },
+  hostConcurrency: hostConcurrencyOption,
+  hostDelayMs: hostDelayOption,
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 
 /** `genapi crawl URL`: the crawl options as flags, plus where and how the result is written. */
@@ -229,6 +253,10 @@ export interface CrawlCommandConfig {
   sitemapsFromRobots: boolean;
   alternates: boolean;
   images: boolean;
+  hostConcurrency: number;
+  hostDelayMs: number;
+  maxConcurrency: number | null;
+  delayMs: number;
   json: boolean;
   quiet: boolean;
 }
@@ -324,6 +352,24 @@ const crawlSpecs = {
     help: "list each page's images (<image:image>)",
     fallback: () => false,
     parse: boolean,
+  },
+  hostConcurrency: hostConcurrencyOption,
+  hostDelayMs: hostDelayOption,
+  maxConcurrency: {
+    flag: "max-concurrency",
+    env: ["GENAPI_MAX_CONCURRENCY"],
+    value: "N",
+    help: "this crawl's requests in flight, at most --host-concurrency (default: that)",
+    fallback: () => null,
+    parse: integer(1, 64),
+  },
+  delayMs: {
+    flag: "delay-ms",
+    env: ["GENAPI_DELAY_MS"],
+    value: "MS",
+    help: "least time between two of this crawl's request starts, ms (default 0)",
+    fallback: () => 0,
+    parse: integer(0, 60_000),
   },
   json: {
     flag: "json",

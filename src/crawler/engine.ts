@@ -11,6 +11,8 @@ import { EXCLUSION_REASONS, nothingListedReason, type ExclusionReason, type Excl
 import { isHtml, isRedirect, lastModifiedOf, linkHeaderCanonical, mediaTypeOf } from "./net/headers.ts";
 import { type Followed, followHops, type HopStep } from "./net/hops.ts";
 import type { CrawlLimits } from "./limits.ts";
+import { type CrawlConnection, type CrawlNetwork, plainConnection } from "./net/crawl-fetch.ts";
+import { hostOfUrl, type PolitenessReport } from "./net/politeness.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
 import { timerDelay } from "./net/abort.ts";
 import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
@@ -24,7 +26,11 @@ export type { HopFetcher } from "./net/request.ts";
 export type { SitemapEntry } from "./output/xml.ts";
 
 export interface CrawlDeps {
-  fetch: HopFetcher;
+  /**
+   * The network: a CrawlNetwork (the address guard, per-host politeness and the HTTP client, see
+   * net/crawl-fetch.ts), or a bare fetcher with no politeness (tests that script the network).
+   */
+  fetch: HopFetcher | CrawlNetwork;
   now: () => number;
   /** "genapi/<version>"; its product token ("genapi") selects robots.txt groups and meta tags. */
   userAgent: string;
@@ -60,6 +66,8 @@ export interface CrawlRun {
   /** Why the crawl stopped early: its time budget, or the caller's signal; null when it ran out of work. */
   stopped: "timed out" | "aborted" | null;
   durationMs: number;
+  /** What politeness toward the site did to this run: its limits, throttled answers, retries, pauses. */
+  politeness: PolitenessReport;
 }
 
 /** The synchronous crawl's answer: the run, its sitemap (rendered once) and its report. */
@@ -71,6 +79,7 @@ export interface CrawlResult extends ExclusionReport {
   pagesCrawled: number;
   truncated: boolean;
   durationMs: number;
+  politeness: PolitenessReport;
 }
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1";
@@ -104,6 +113,7 @@ export async function crawlSite(
     pagesCrawled: run.pagesCrawled,
     truncated: run.truncated || fit.truncated,
     durationMs: run.durationMs,
+    politeness: run.politeness,
     ...(await state.report()),
   };
 }
@@ -156,6 +166,9 @@ interface PageRead {
 
 class Crawl {
   private readonly started: number;
+  private readonly connection: CrawlConnection;
+  /** Requests in flight at once: the crawl's max_concurrency under politeness, else limits.concurrency. */
+  private readonly concurrency: number;
   private readonly request: Requester;
   private readonly productToken: string;
   private scope = "";
@@ -187,7 +200,12 @@ class Crawl {
     this.strip = (url) => (url === null ? null : this.filter.strip(url));
     this.productToken = deps.userAgent.split("/")[0]!;
     const headers = { "User-Agent": deps.userAgent, Accept: ACCEPT };
-    this.request = createRequester(deps.fetch, headers, limits.requestTimeoutMs, stop.signal);
+    this.connection =
+      typeof deps.fetch === "function"
+        ? plainConnection(deps.fetch, limits.concurrency)
+        : deps.fetch.open({ maxConcurrency: options.max_concurrency ?? undefined, delayMs: options.delay_ms ?? 0 });
+    this.concurrency = this.connection.maxConcurrency;
+    this.request = createRequester(this.connection.fetch, headers, limits.requestTimeoutMs, stop.signal);
   }
 
   progress(): { pagesCrawled: number; pagesQueued: number; urlsListed: number; elapsedMs: number } {
@@ -205,7 +223,7 @@ class Crawl {
     if (resumed) {
       url = resumed.start;
       this.setScope(url);
-      this.robots = await startPhase(() => fetchRobots(this.scope, this.request, this.productToken));
+      this.robots = await startPhase(() => this.fetchRobots(this.scope));
       this.pagesCrawled = resumed.pagesCrawled;
       this.urlsListed = resumed.urlsListed;
       this.truncated = resumed.truncated;
@@ -228,7 +246,15 @@ class Crawl {
       truncated: this.truncated || stopped !== null,
       stopped,
       durationMs: this.deps.now() - this.started,
+      politeness: this.connection.politeness(),
     };
+  }
+
+  /** An origin's robots.txt; its Crawl-delay, if any, paces every crawl of the host from now on. */
+  private async fetchRobots(origin: string): Promise<RobotsRules> {
+    const rules = await fetchRobots(origin, this.request, this.productToken);
+    this.connection.crawlDelay(hostOfUrl(origin), rules.crawlDelay);
+    return rules;
   }
 
   private setScope(url: string): void {
@@ -263,7 +289,7 @@ class Crawl {
           // `exclude` means never requested, the start URL included: there is then nothing to crawl.
           if (this.filter.excluded(url)) return EXCLUDED_START;
           const origin = originOf(url);
-          rules = rulesByOrigin.get(origin) ?? (await fetchRobots(origin, this.request, this.productToken));
+          rules = rulesByOrigin.get(origin) ?? (await this.fetchRobots(origin));
           rulesByOrigin.set(origin, rules);
           if (!rules.allows(url)) return "robots.txt disallows it";
           if (this.pagesCrawled >= this.limits.maxPages) return "too many redirects";
@@ -292,10 +318,10 @@ class Crawl {
   private async crawlQueue(): Promise<void> {
     const active = new Set<Promise<void>>();
     for (;;) {
-      while (active.size < this.limits.concurrency && this.withinBudget()) {
+      while (active.size < this.concurrency && this.withinBudget()) {
         if (this.buffer.length === 0) {
           if (this.queued === 0) break;
-          const taken = await this.state.take(this.limits.concurrency);
+          const taken = await this.state.take(this.concurrency);
           this.buffer = taken.items;
           this.queued = taken.queued;
           if (this.buffer.length === 0) break;

@@ -18,6 +18,7 @@ export {
   defaultCrawlOptions,
   MAX_PARAM_NAME_LENGTH,
   MAX_PATTERN_LENGTH,
+  MAX_DELAY_MS,
   MAX_PATTERNS,
   parseCrawlOptions,
   type CrawlOptions,
@@ -43,7 +44,16 @@ export {
   type Resolver,
   type TargetPolicy,
 } from "./net/address-guard.ts";
-export { createCrawlFetch, type CrawlFetchOptions } from "./net/crawl-fetch.ts";
+export { type CrawlConnection, type CrawlNetwork, type CrawlNetworkOptions, createCrawlNetwork } from "./net/crawl-fetch.ts";
+export {
+  defaultPolitenessConfig,
+  type HostCoordinator,
+  type HostGrant,
+  MAX_CRAWL_DELAY_MS,
+  type PolitenessConfig,
+  type PolitenessReport,
+  quietPoliteness,
+} from "./net/politeness.ts";
 export { createGuardedFetch, type Send } from "./net/guarded-fetch.ts";
 export { INVALID_URL_MESSAGE, parseTargetUrl } from "./url/target-url.ts";
 export { writeSitemap, type PartLimits, type SitemapSink, type WrittenSitemap } from "./output/sitemap-writer.ts";

@@ -18,7 +18,14 @@ export interface CrawlOptions {
   alternates: boolean;
   /** `<image:image>` entries for the page's `<img src>`. */
   images: boolean;
+  /** This crawl's requests in flight, 1 to the server's --host-concurrency; null: the host cap. */
+  max_concurrency: number | null;
+  /** Least time between two of this crawl's request starts, ms. */
+  delay_ms: number;
 }
+
+/** delay_ms's upper bound. */
+export const MAX_DELAY_MS = 60_000;
 
 /** Bounds that the OpenAPI schemas (model.ts) state too. */
 export const MAX_PATTERNS = 50;
@@ -37,6 +44,8 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
     sitemaps_from_robots: false,
     alternates: false,
     images: false,
+    max_concurrency: null,
+    delay_ms: 0,
   };
 }
 
@@ -44,9 +53,12 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
  * The crawl options of a request body (a JSON object); fields it does not know, `url` among them,
  * are ignored. The first invalid field gives the 400 message, which names it.
  */
-export function parseCrawlOptions(body: Record<string, unknown>, limits: { maxPagesCap: number }): ParsedCrawlOptions {
+export function parseCrawlOptions(
+  body: Record<string, unknown>,
+  limits: { maxPagesCap: number; hostConcurrency: number },
+): ParsedCrawlOptions {
   const options = defaultCrawlOptions(limits.maxPagesCap);
-  const { maxPagesCap } = limits;
+  const { maxPagesCap, hostConcurrency } = limits;
 
   if (body.max_pages !== undefined) {
     const value = body.max_pages;
@@ -84,6 +96,18 @@ export function parseCrawlOptions(body: Record<string, unknown>, limits: { maxPa
     if (value === undefined) continue;
     if (typeof value !== "boolean") return invalid(`${field} must be true or false.`);
     options[field] = value;
+  }
+  if (body.max_concurrency !== undefined) {
+    const value = body.max_concurrency;
+    if (!isInteger(value) || value < 1 || value > hostConcurrency) {
+      return invalid(`max_concurrency must be an integer from 1 to ${hostConcurrency}.`);
+    }
+    options.max_concurrency = value;
+  }
+  if (body.delay_ms !== undefined) {
+    const value = body.delay_ms;
+    if (!isInteger(value) || value < 0 || value > MAX_DELAY_MS) return invalid(`delay_ms must be an integer from 0 to ${MAX_DELAY_MS}.`);
+    options.delay_ms = value;
   }
   return { ok: true, options };
 }

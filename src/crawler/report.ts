@@ -1,6 +1,7 @@
 // The crawl report, built in one place: the /api/generate success `data` (without `sitemap`), a
 // job's `result` (plus its sitemap's address) and `genapi crawl --json` are this object.
 import type { ExclusionReport } from "./exclusions.ts";
+import type { PolitenessReport } from "./net/politeness.ts";
 
 export interface CrawlReport extends ExclusionReport {
   /** The start URL after redirects. */
@@ -10,6 +11,7 @@ export interface CrawlReport extends ExclusionReport {
   truncated: boolean;
   duration_ms: number;
   generated_at: string;
+  politeness: PolitenessReport;
 }
 
 /** What a finished crawl knows of itself, whichever state (memory or the store) held it. */
@@ -20,6 +22,7 @@ export interface CrawlOutcome {
   truncated: boolean;
   durationMs: number;
   exclusions: ExclusionReport;
+  politeness: PolitenessReport;
 }
 
 export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlReport {
@@ -32,5 +35,6 @@ export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlRepo
     generated_at: generatedAt.toISOString(),
     excluded: outcome.exclusions.excluded,
     excluded_examples: outcome.exclusions.excluded_examples,
+    politeness: outcome.politeness,
   };
 }

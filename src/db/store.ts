@@ -2,6 +2,8 @@
 // shared PostgreSQL database. Routes, the CLI and the job runner see only this; which backend runs
 // is decided once, by the form of `--db` (open-store.ts). Each backend's SQL and migrations are in
 // its own folder (src/db/sqlite/, src/db/postgres/); rows.ts maps the rows both return.
+import { hostname } from "node:os";
+import type { HostCoordinator } from "../crawler/index.ts";
 import type { JobStore } from "../jobs/job-store.ts";
 import type { KeyStore } from "../keys/key-store.ts";
 import type { QuotaStore } from "../quota/quota.ts";
@@ -15,6 +17,8 @@ export interface Store {
   readonly keys: KeyStore;
   readonly quota: QuotaStore;
   readonly jobs: JobStore;
+  /** Politeness toward crawled hosts, shared by every process on the store (its own owner inside). */
+  readonly hosts: HostCoordinator;
   /** True when a write can be made now (one is made and rolled back), answered within ~2 s. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -72,4 +76,9 @@ function safeDecode(text: string): string {
   } catch {
     return text;
   }
+}
+
+/** This process's name in shared tables (leases of jobs and hosts): readable, and unique per process. */
+export function processOwner(): string {
+  return `${hostname()}:${process.pid}:${Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("base64url")}`;
 }

@@ -38,13 +38,15 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       timeoutMs: control.timeoutMs,
       concurrency: deps.concurrency ?? defaultCrawlLimits.concurrency,
     };
+    // Jobs stored before round 3 have no politeness options: the defaults.
+    const options = { ...job.options, max_concurrency: job.options.max_concurrency ?? null, delay_ms: job.options.delay_ms ?? 0 };
     try {
       const run = await runCrawl(job.url, state, limits, deps.crawl, {
         signal: control.signal,
-        crawl: job.options,
+        crawl: options,
       });
       await state.flush();
-      return { ok: true, truncated: run.truncated, progress: state.progress() };
+      return { ok: true, truncated: run.truncated, progress: state.progress(), politeness: run.politeness };
     } catch (error) {
       await state.flush().catch(() => {});
       const answer = crawlErrorAnswer(error, job.url);

@@ -38,6 +38,8 @@ export interface JobsDeps {
   admit: <T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>) => Promise<Admitted<T> | Response>;
   /** --job-max-pages and --job-queue. */
   maxPages: number;
+  /** --host-concurrency: the cap of the body's max_concurrency. */
+  hostConcurrency: number;
   maxQueued: number;
   /** --free-daily-limit, for the document's 429 example. */
   freeDailyLimit: number;
@@ -78,9 +80,9 @@ export function jobView(job: StoredJob): Job {
   return view;
 }
 
-function validateJobBody(maxPages: number) {
+function validateJobBody(maxPages: number, hostConcurrency: number) {
   return (body: Record<string, unknown>): BodyCheck<JobBody> => {
-    const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages });
+    const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages, hostConcurrency });
     if (!parsed.ok) return parsed;
     let callbackUrl: string | null = null;
     if (body.callback_url !== undefined) {
@@ -125,7 +127,7 @@ const idParam = t.Object({ id: t.String({ description: "The job id from POST /ap
 const secured = { security: [{ [API_KEY_SCHEME]: [] }], tags: ["jobs"] };
 
 export const jobRoutes = (deps: JobsDeps) => {
-  const validate = validateJobBody(deps.maxPages);
+  const validate = validateJobBody(deps.maxPages, deps.hostConcurrency);
 
   /** The job if this request's key owns it; otherwise the 401 or 404 to answer. */
   async function ownJob(request: Request, id: string): Promise<StoredJob | Response> {

@@ -3,6 +3,7 @@
 // back with their progress, so the next process to claim them continues where they were.
 import type { ClaimedJob, JobStore } from "./job-store.ts";
 import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
+import type { PolitenessReport } from "../crawler/index.ts";
 
 /** Claims per job before it is given up: a job that killed its process three times would again. */
 export const MAX_ATTEMPTS = 3;
@@ -20,7 +21,9 @@ export interface JobControl {
 }
 
 /** How a crawl ended: what it found (already in the store) or how /api/generate would have failed. */
-export type CrawlEnd = { ok: true; truncated: boolean; progress: JobProgress } | { ok: false; error: JobError; progress: JobProgress };
+export type CrawlEnd =
+  | { ok: true; truncated: boolean; progress: JobProgress; politeness?: PolitenessReport }
+  | { ok: false; error: JobError; progress: JobProgress };
 
 export interface RunnerDeps {
   store: JobStore;
@@ -35,7 +38,8 @@ export interface RunnerDeps {
   /** Runs (or continues) the job's crawl with its state in the store. */
   crawl: (job: ClaimedJob, control: JobControl) => Promise<CrawlEnd>;
   /** Renders the listed entries into sitemap files in the store; the result without its crawl facts. */
-  publish: (job: ClaimedJob, truncated: boolean, progress: JobProgress) => Promise<JobResult | null>;
+  /** `politeness`: what the crawl's politeness did, when this process ran it to its end. */
+  publish: (job: ClaimedJob, truncated: boolean, progress: JobProgress, politeness?: PolitenessReport) => Promise<JobResult | null>;
   /** Sends the finished job to its callback URL, if it has one. */
   notify: (jobId: string) => Promise<void>;
   log: (message: string) => void;
@@ -172,7 +176,7 @@ export class JobRunner {
       } else {
         // A job cancelled, or given up after its attempts, keeps what it found, truncated.
         const truncated = end.truncated || why === "cancelled";
-        result = await this.deps.publish(job, truncated, progress);
+        result = await this.deps.publish(job, truncated, progress, end.ok ? end.politeness : undefined);
         status = why === "cancelled" ? "cancelled" : "succeeded";
         if (result === null) {
           // Nothing stored to publish: a crawl that never got past its start page.

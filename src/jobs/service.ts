@@ -3,7 +3,14 @@
 // (running jobs handed back), before the store closes.
 import { hostname } from "node:os";
 import type { ServeConfig } from "../config/config.ts";
-import { createCrawlFetch, defaultCrawlLimits, type Resolver, systemResolver, type TargetPolicy } from "../crawler/index.ts";
+import {
+  type CrawlNetwork,
+  createCrawlNetwork,
+  quietPoliteness,
+  type Resolver,
+  systemResolver,
+  type TargetPolicy,
+} from "../crawler/index.ts";
 import { USER_AGENT } from "../config/version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";
@@ -24,6 +31,7 @@ export type JobConfig = Pick<
   | "allowPrivateTargets"
   | "allowTargets"
   | "freeDailyLimit"
+  | "hostConcurrency"
 >;
 
 export interface JobServiceDeps {
@@ -33,6 +41,8 @@ export interface JobServiceDeps {
   storeError: JobsDeps["storeError"];
   log: (message: string) => void;
   resolve?: Resolver;
+  /** The server's one network, shared with /api/generate's crawls; a service made alone has its own. */
+  network?: CrawlNetwork;
   /** Page requests of each job run, for the metrics. */
   countPages?: (pages: number) => void;
 }
@@ -58,12 +68,20 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
       leaseMs,
       // The crawler's HTTP/1.1 client, one keep-alive pool for every job; callbacks POST with fetch (callback.ts).
       crawl: {
-        fetch: createCrawlFetch({ policy, resolve, concurrency: defaultCrawlLimits.concurrency }),
+        fetch:
+          deps.network ?? createCrawlNetwork({ policy, resolve, politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: 0 } }),
         now: Date.now,
         userAgent: USER_AGENT,
       },
     }),
-    publish: (job, truncated, progress) => publishResult(store, job, { truncated, progress, now: new Date() }),
+    publish: (job, truncated, progress, politeness) =>
+      publishResult(store, job, {
+        truncated,
+        progress,
+        now: new Date(),
+        // A job finished without this process's crawl (cancelled while its owner was gone): no counts.
+        politeness: politeness ?? quietPoliteness(job.options.max_concurrency ?? config.hostConcurrency, job.options.delay_ms ?? 0),
+      }),
     notify: createNotifier({
       store,
       policy,
@@ -87,6 +105,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     authenticate: deps.authenticate,
     admit: deps.admit,
     maxPages: config.jobMaxPages,
+    hostConcurrency: config.hostConcurrency,
     maxQueued: config.jobQueue,
     freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),

@@ -34,6 +34,7 @@ const PROMTOOL_MISNAMED = ["nodejs_active_handles_total", "nodejs_active_request
 export function createMetrics(sources: MetricsSources) {
   const requests = requestMetrics(DURATION_BUCKETS);
   let crawlPages = 0;
+  let crawlThrottled = 0;
   let quotaRefusals = 0;
   let routeOf: (path: string) => string = routeTemplates([]);
 
@@ -68,6 +69,13 @@ export function createMetrics(sources: MetricsSources) {
       "Pages fetched by sitemap crawls: finished crawls of POST /api/generate and crawl jobs' runs.",
       "counter",
       () => [{ value: crawlPages, labels: {} }],
+    );
+    family(
+      registry,
+      "genapi_crawl_throttled_total",
+      "429 and 503 answers crawled sites gave genapi's crawls (each pauses the host; the request is retried up to 3 times).",
+      "counter",
+      () => [{ value: crawlThrottled, labels: {} }],
     );
     family(
       registry,
@@ -115,6 +123,10 @@ export function createMetrics(sources: MetricsSources) {
     /** Pages a crawl fetched: a finished POST /api/generate crawl, or a job's run (stopped or not). */
     crawlPages(count: number) {
       crawlPages += count;
+    },
+    /** A crawled site answered 429 or 503. */
+    crawlThrottled() {
+      crawlThrottled++;
     },
   };
 }

@@ -4,6 +4,7 @@ import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../
 import {
   EXCLUSION_REASONS,
   type ExclusionReason,
+  MAX_DELAY_MS,
   MAX_EXAMPLES_PER_REASON,
   MAX_PARAM_NAME_LENGTH,
   MAX_PATTERN_LENGTH,
@@ -78,7 +79,42 @@ export const crawlOptionFields = {
       examples: [true],
     }),
   ),
+  max_concurrency: t.Optional(
+    t.Unsafe<number>({
+      type: "integer",
+      minimum: 1,
+      maximum: 64,
+      description:
+        "This crawl's requests in flight at once: 1 to the server's --host-concurrency (4 unless set), which is also the default. Lower only: a larger value answers 400.",
+      examples: [2],
+    }),
+  ),
+  delay_ms: t.Optional(
+    t.Unsafe<number>({
+      type: "integer",
+      minimum: 0,
+      maximum: MAX_DELAY_MS,
+      default: 0,
+      description: "Least time between two of this crawl's request starts, in ms, on top of the host's own interval.",
+      examples: [250],
+    }),
+  ),
 };
+
+/** `data.politeness`: what politeness toward the crawled site did to this crawl. */
+export const PolitenessModel = t.Object(
+  {
+    max_concurrency: jsonInteger({ minimum: 1, description: "Requests this crawl had in flight at most." }),
+    delay_ms: jsonInteger({ minimum: 0, description: "This crawl's own least time between request starts." }),
+    crawl_delay_s: t.Union([t.Number({ minimum: 0, maximum: 30 }), t.Null()], {
+      description: "robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none.",
+    }),
+    throttled: jsonInteger({ minimum: 0, description: "429 and 503 answers received." }),
+    retries: jsonInteger({ minimum: 0, description: "Requests sent again after a 429 or 503 (at most 3 per URL)." }),
+    paused_ms: jsonInteger({ minimum: 0, description: "Time the crawl waited while the host was paused after a 429 or 503." }),
+  },
+  { description: "Politeness toward the crawled host: limits applied, throttled answers, retries and pauses." },
+);
 
 const requestExample = { url: "https://example.com/" };
 const requestWithOptionsExample = {
@@ -141,6 +177,7 @@ export const GenerateSuccess = t.Object({
     generated_at: t.String({ format: "date-time" }),
     excluded: ExcludedModel,
     excluded_examples: ExcludedExamplesModel,
+    politeness: PolitenessModel,
   }),
 });
 

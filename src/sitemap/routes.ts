@@ -19,6 +19,8 @@ export interface SitemapDeps extends AdmissionDeps {
   crawl: (url: string, signal: AbortSignal, options: CrawlOptions) => Promise<CrawlResult>;
   /** --max-pages: the cap of the body's max_pages, and its default. */
   maxPages: number;
+  /** --host-concurrency: the cap of the body's max_concurrency. */
+  hostConcurrency: number;
   /** Where an unexpected failure (a 500) is told, one message, no newline. */
   log: (message: string) => void;
   /** Lifts the connection's idle timeout while a crawl runs or waits. */
@@ -64,7 +66,7 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
       let admitted: Admitted<CrawlOptions> | undefined;
       try {
         const outcome = await admission.admit(request, (body): BodyCheck<CrawlOptions> => {
-          const parsed = parseCrawlOptions(body, { maxPagesCap: deps.maxPages });
+          const parsed = parseCrawlOptions(body, { maxPagesCap: deps.maxPages, hostConcurrency: deps.hostConcurrency });
           return parsed.ok ? { ok: true, value: parsed.options } : parsed;
         });
         if (outcome instanceof Response) return outcome;

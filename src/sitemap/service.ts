@@ -7,7 +7,8 @@ import {
   type CrawlResult,
   checkTarget,
   crawlSite,
-  createCrawlFetch,
+  type CrawlNetwork,
+  createCrawlNetwork,
   defaultCrawlLimits,
   type Resolver,
   systemResolver,
@@ -47,14 +48,14 @@ function crawlLimitsFor(config: Pick<SitemapServiceConfig, "maxPages" | "crawlTi
 
 export function createSitemapService(
   config: SitemapServiceConfig,
-  options: { resolve?: Resolver; stopSignal?: AbortSignal } = {},
+  options: { resolve?: Resolver; stopSignal?: AbortSignal; network?: CrawlNetwork } = {},
 ): SitemapService {
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = options.resolve ?? systemResolver;
   const limits = crawlLimitsFor(config);
-  // One keep-alive pool for every crawl of the server, keeping as many idle connections per site
-  // as a crawl runs requests.
-  const fetch = createCrawlFetch({ policy, resolve, concurrency: limits.concurrency });
+  // The server's one network (shared with jobs, so that every crawl of a host passes one gate);
+  // a service made alone (tests) has its own.
+  const fetch = options.network ?? createCrawlNetwork({ policy, resolve });
   return {
     async checkTarget(url) {
       try {

@@ -7,7 +7,7 @@ import { createUrlFilter } from "../../src/crawler/filter.ts";
 import { renderSitemap, urlsetHead } from "../../src/crawler/output/xml.ts";
 import { validateSitemap, validateXml } from "../support/xmllint.ts";
 
-const parse = (body: Record<string, unknown>, maxPagesCap = 500) => parseCrawlOptions(body, { maxPagesCap });
+const parse = (body: Record<string, unknown>, maxPagesCap = 500) => parseCrawlOptions(body, { maxPagesCap, hostConcurrency: 4 });
 const message = (body: Record<string, unknown>, maxPagesCap = 500) => {
   const parsed = parse(body, maxPagesCap);
   return parsed.ok ? undefined : parsed.message;
@@ -25,6 +25,8 @@ describe("parseCrawlOptions", () => {
       sitemaps_from_robots: false,
       alternates: false,
       images: false,
+      max_concurrency: null,
+      delay_ms: 0,
     });
   });
 
@@ -38,6 +40,8 @@ describe("parseCrawlOptions", () => {
       sitemaps_from_robots: true,
       alternates: true,
       images: false,
+      max_concurrency: 2,
+      delay_ms: 250,
     };
     expect(parse(body)).toEqual({ ok: true, options: body });
   });

@@ -9,6 +9,7 @@ import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
+import { quietPoliteness } from "../../src/crawler/index.ts";
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
   const db = new Database(":memory:", { strict: true });
@@ -55,7 +56,8 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
       crawled = true;
       throw new Error("a job past its attempts must not be crawled again");
     },
-    publish: (job, truncated, progress) => publishResult(store, job, { truncated, progress, now: new Date() }),
+    publish: (job, truncated, progress) =>
+      publishResult(store, job, { truncated, progress, now: new Date(), politeness: quietPoliteness(4) }),
     notify: async () => {},
     log: () => {},
   });

@@ -7,12 +7,13 @@ import { createSqliteStore } from "../../src/db/sqlite/store.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import type { CrawlResult } from "../../src/crawler/index.ts";
 import { emptyExclusionReport } from "../../src/crawler/exclusions.ts";
+import { quietPoliteness } from "../../src/crawler/index.ts";
 import type { SitemapDeps } from "../../src/sitemap/routes.ts";
 import { renderSitemap } from "../../src/crawler/output/xml.ts";
 
 /** A crawl result as the route receives it, from the fields a test cares about. */
 export function crawlResult(run: Pick<CrawlResult, "url" | "entries" | "pagesCrawled" | "truncated" | "durationMs">): CrawlResult {
-  return { ...run, sitemap: renderSitemap(run.entries), ...emptyExclusionReport() };
+  return { ...run, sitemap: renderSitemap(run.entries), ...emptyExclusionReport(), politeness: quietPoliteness(4) };
 }
 
 export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?: () => boolean } = {}) {
@@ -28,6 +29,7 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
     freeDailyLimit: 5,
     slots: new CrawlSlots(4, 16),
     maxPages: 500,
+    hostConcurrency: 4,
     checkTarget: async () => {},
     crawl: async (url) => crawlResult({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
     ...overrides,

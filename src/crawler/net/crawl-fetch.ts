@@ -1,20 +1,74 @@
 // The one network path of a crawl, built the same way by every caller (the API's crawls, jobs and
-// `genapi crawl`): the address guard in front of the crawler's HTTP/1.1 client, with one keep-alive
-// pool per fetcher. Whatever a request to a site must pass (politeness, credentials) goes here.
+// `genapi crawl`): the address guard, then the host's politeness, then the crawler's HTTP/1.1
+// client with one keep-alive pool for the process. Whatever a request to a site must pass goes here.
 import { systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
 import { createHttpClient } from "./http-client.ts";
+import {
+  type CrawlPoliteness,
+  defaultPolitenessConfig,
+  type HostCoordinator,
+  Politeness,
+  type PolitenessConfig,
+  type PolitenessReport,
+  quietPoliteness,
+} from "./politeness.ts";
 import type { HopFetcher } from "./request.ts";
 
-export interface CrawlFetchOptions {
+export interface CrawlNetworkOptions {
   /** Which private addresses may be reached (none by default; `genapi crawl` allows them all). */
   policy: TargetPolicy;
   resolve?: Resolver;
-  /** Requests one crawl runs at once: the idle connections the pool keeps per site. */
-  concurrency: number;
+  /** Per-host limits (--host-concurrency, --host-delay). */
+  politeness?: PolitenessConfig;
+  /** The store's host leases, shared by every process on it; none: this process alone. */
+  coordinator?: HostCoordinator | null;
+  /** Told of every 429 or 503 a crawled site answers. */
+  onThrottled?: () => void;
 }
 
-export function createCrawlFetch(options: CrawlFetchOptions): HopFetcher {
-  const client = createHttpClient({ maxIdlePerKey: options.concurrency });
-  return createGuardedFetch(options.policy, options.resolve ?? systemResolver, client.send);
+/** One crawl's network: its fetcher, its limits, and what politeness did for it. */
+export interface CrawlConnection {
+  fetch: HopFetcher;
+  /** Requests the crawl may have in flight: its max_concurrency, at most the host cap. */
+  maxConcurrency: number;
+  /** robots.txt's Crawl-delay for a host (seconds, or null): raises the host's interval for every crawl. */
+  crawlDelay(host: string, seconds: number | null): void;
+  politeness(): PolitenessReport;
+}
+
+export interface CrawlNetwork {
+  /** The per-host limits every crawl of this network obeys. */
+  readonly config: PolitenessConfig;
+  open(settings?: CrawlPoliteness): CrawlConnection;
+}
+
+export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
+  const config = options.politeness ?? defaultPolitenessConfig;
+  const politeness = new Politeness(config, options.coordinator ?? null, Date.now, options.onThrottled);
+  // Idle connections kept per site: as many as a host may have requests in flight.
+  const client = createHttpClient({ maxIdlePerKey: config.hostConcurrency });
+  const resolve = options.resolve ?? systemResolver;
+  return {
+    config,
+    open(settings = {}) {
+      const crawl = politeness.open(settings);
+      return {
+        fetch: createGuardedFetch(options.policy, resolve, crawl.wrap(client.send)),
+        maxConcurrency: crawl.maxConcurrency,
+        crawlDelay: (host, seconds) => crawl.crawlDelay(host, seconds),
+        politeness: () => crawl.report(),
+      };
+    },
+  };
+}
+
+/** A connection over a bare fetcher, with no politeness: for tests that script the network. */
+export function plainConnection(fetch: HopFetcher, maxConcurrency: number): CrawlConnection {
+  return {
+    fetch,
+    maxConcurrency,
+    crawlDelay: () => {},
+    politeness: () => quietPoliteness(maxConcurrency),
+  };
 }

@@ -7,14 +7,17 @@ import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
 import { createHttpClient } from "./http-client.ts";
 import { untilAborted } from "./abort.ts";
-import type { HopFetcher } from "./request.ts";
+import type { HopFetcher, RequestQueue } from "./request.ts";
 
 /**
  * Sends one request, with fetch's signature: the crawler's HTTP/1.1 client by default (a
  * keep-alive pool of its own per guarded fetcher), `fetch` for job callbacks (POSTs); tests wrap
  * either (to trust a test certificate, to record).
  */
-export type Send = (input: string, init: BunFetchRequestInit) => Promise<Response>;
+export type Send = (input: string, init: SendInit) => Promise<Response>;
+
+/** fetch's options, and the request's queue hooks for a sender that makes it wait (politeness.ts). */
+export type SendInit = BunFetchRequestInit & { queue?: RequestQueue };
 
 /**
  * A HopFetcher that runs `checkTarget` before every request (so a refused hop throws
@@ -37,7 +40,7 @@ export function createGuardedFetch(
   let lastHeaders: Record<string, string> | undefined;
   let lastHost = "";
   let sent: Record<string, string> = {};
-  return async (url, { signal, headers }) => {
+  return async (url, { signal, headers, queue }) => {
     signal.throwIfAborted();
     // The port decides too, and a default port is not in `host`: the scheme stands for it.
     const key = isIpLiteral(url.hostname) ? `${url.protocol}//${url.host}` : undefined;
@@ -60,7 +63,8 @@ export function createGuardedFetch(
       decompress: true,
       proxy: false,
       tls: url.protocol === "https:" ? tlsFor(url.hostname) : undefined,
-    });
+      queue,
+    } as SendInit);
   };
 }
 

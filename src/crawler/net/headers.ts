@@ -55,7 +55,7 @@ export function lastModifiedOf(headers: Headers, now: number): string | undefine
 const lastFixdate = { value: "", time: 0, iso: undefined as string | undefined };
 
 /** An HTTP date as a time and its W3C datetime; undefined when it is no valid date. */
-function readHttpDate(value: string, now: number): { time: number; iso: string } | undefined {
+export function readHttpDate(value: string, now: number): { time: number; iso: string } | undefined {
   let fields: [day: string, month: string, year: number, hour: string, minute: string, second: string] | undefined;
   let match = IMF_FIXDATE.exec(value);
   if (match !== null) {
@@ -111,4 +111,16 @@ export function linkHeaderCanonical(headers: Headers): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * A Retry-After field (RFC 9110 10.2.3) as milliseconds from `now`: delay-seconds, or an HTTP date
+ * (in any of its three forms; a date in the past is 0). Undefined when absent or unreadable.
+ */
+export function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const value = headers.get("retry-after")?.trim();
+  if (value === undefined || value === "") return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = readHttpDate(value, now);
+  return date === undefined ? undefined : Math.max(0, date.time - now);
 }

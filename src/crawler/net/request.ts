@@ -2,8 +2,21 @@
 import { timerDelay, untilAborted } from "./abort.ts";
 import { discardBody } from "./body.ts";
 
+/**
+ * A request that waits its turn (a polite host's slot or start time) says so, so that its time
+ * limit counts its own network time and not the wait: `enter` when it starts to wait, `leave`
+ * when it goes.
+ */
+export interface RequestQueue {
+  enter(): void;
+  leave(): void;
+}
+
 /** One HTTP hop, no redirect following. The real one (guarded-fetch.ts) checks the address. */
-export type HopFetcher = (url: URL, init: { signal: AbortSignal; headers: Record<string, string> }) => Promise<Response>;
+export type HopFetcher = (
+  url: URL,
+  init: { signal: AbortSignal; headers: Record<string, string>; queue?: RequestQueue },
+) => Promise<Response>;
 
 /**
  * Fetches `url` and hands the response to `use` while the request's time limit still runs, so the
@@ -33,10 +46,20 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     const ctrl = new AbortController();
     const onStop = () => ctrl.abort(stop.reason);
     stop.addEventListener("abort", onStop, { once: true });
-    const timer = setTimeout(() => ctrl.abort(new RequestTimedOut()), timerDelay(timeoutMs));
+    const expire = () => ctrl.abort(new RequestTimedOut());
+    let timer = setTimeout(expire, timerDelay(timeoutMs));
+    // While the request waits its turn at a polite host, its time limit stands still; it starts
+    // afresh when the request goes.
+    const queue: RequestQueue = {
+      enter: () => clearTimeout(timer),
+      leave: () => {
+        clearTimeout(timer);
+        timer = setTimeout(expire, timerDelay(timeoutMs));
+      },
+    };
     let res: Response | undefined;
     try {
-      res = await untilAborted(fetch(url, { signal: ctrl.signal, headers }), ctrl.signal, discardBody);
+      res = await untilAborted(fetch(url, { signal: ctrl.signal, headers, queue }), ctrl.signal, discardBody);
       return await use(res, ctrl.signal);
     } catch (err) {
       // Report our own abort reason, not the fetch implementation's AbortError.

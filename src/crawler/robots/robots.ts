@@ -20,9 +20,15 @@ export interface RobotsRules {
   allows(url: string): boolean;
   /** The values of the file's `Sitemap:` lines (RFC 9309 2.2.4), as written, wherever they appear. */
   readonly sitemaps: readonly string[];
+  /**
+   * `Crawl-delay` (seconds) of the group that governs the crawler (genapi's, else `*`), the largest
+   * when it says it more than once; null when it says nothing readable. Not in RFC 9309; honoured
+   * as most crawlers do, up to 30 s (politeness.ts).
+   */
+  readonly crawlDelay: number | null;
 }
 
-export const ALLOW_ALL: RobotsRules = { allows: () => true, sitemaps: [] };
+export const ALLOW_ALL: RobotsRules = { allows: () => true, sitemaps: [], crawlDelay: null };
 
 /** RFC 9309 2.5: crawlers must parse at least 500 KiB; the rest is ignored. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
@@ -49,6 +55,8 @@ export function parseRobots(origin: string, text: string, productToken: string):
   let agents: string[] = [];
   let inRules = false;
   const sitemaps: string[] = [];
+  let ourDelay: number | null = null;
+  let anyDelay: number | null = null;
   for (const raw of text.split(/\r\n|\r|\n/)) {
     const line = raw.replace(/#.*/, "");
     const colon = line.indexOf(":");
@@ -69,6 +77,12 @@ export function parseRobots(origin: string, text: string, productToken: string):
       const rule = compileRule(key === "allow", value);
       if (agents.includes(token)) ours.push(rule);
       if (agents.includes("*")) anyone.push(rule);
+    } else if (key === "crawl-delay") {
+      inRules = true;
+      const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+      if (!Number.isFinite(seconds)) continue;
+      if (agents.includes(token)) ourDelay = Math.max(ourDelay ?? 0, seconds);
+      if (agents.includes("*")) anyDelay = Math.max(anyDelay ?? 0, seconds);
     } else if (key === "sitemap" && value !== "") {
       // Not part of any group, and it does not end one.
       sitemaps.push(value);
@@ -82,6 +96,7 @@ export function parseRobots(origin: string, text: string, productToken: string):
       return decide(rules, url.slice(origin.length));
     },
     sitemaps,
+    crawlDelay: namedUs ? ourDelay : anyDelay,
   };
 }
 

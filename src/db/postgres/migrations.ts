@@ -88,4 +88,24 @@ export const postgresJobsMigration = {
 };
 
 /** Every step, as migratePostgres runs them. */
-export const postgresMigrations: Migration[] = [...keyMigrations, postgresJobsMigration];
+/** Version 4: the hosts' leases, pauses and start times (as SQLite's version 4). */
+export const postgresHostsMigration = {
+  version: 4,
+  description: "politeness: per-host slot leases of each process, pauses and reserved start times",
+  sql: `
+    CREATE TABLE host_leases (
+      host TEXT NOT NULL,
+      owner TEXT NOT NULL,
+      slots INTEGER NOT NULL,
+      want INTEGER NOT NULL,
+      expires_at BIGINT NOT NULL,
+      PRIMARY KEY (host, owner)
+    );
+    CREATE TABLE host_state (
+      host TEXT PRIMARY KEY,
+      paused_until BIGINT NOT NULL DEFAULT 0,
+      next_start BIGINT NOT NULL DEFAULT 0
+    );`,
+};
+
+export const postgresMigrations: Migration[] = [...keyMigrations, postgresJobsMigration, postgresHostsMigration];

@@ -3,11 +3,12 @@
 // ~1.5 s (StoreUnavailableError "unreachable") instead of piling up, and the pool reconnects by
 // itself once the server is back. The URL's password never leaves this module in a message.
 import { SQL } from "bun";
-import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store } from "../store.ts";
+import { processOwner, redactSpec, scrub, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store } from "../store.ts";
 import { migratePostgres, type PgAccess } from "./database.ts";
 import { createPostgresJobStore } from "./jobs.ts";
 import { createPostgresKeyStore } from "./keys.ts";
 import { createPostgresQuotaStore } from "./quota.ts";
+import { createPostgresHostLeases } from "./hosts.ts";
 
 /** How long one store call of a request may take before it answers 503. */
 export const QUERY_DEADLINE_MS = 1500;
@@ -102,6 +103,7 @@ export async function openPostgresStore(spec: string, options: OpenOptions): Pro
     keys: createPostgresKeyStore(access),
     quota: createPostgresQuotaStore(access),
     jobs: createPostgresJobStore(access),
+    hosts: createPostgresHostLeases(access, processOwner()),
     async ready() {
       try {
         await q((s) =>

@@ -95,5 +95,27 @@ export const sqliteJobsMigration = {
     ) STRICT;`,
 };
 
+/** Version 4: the hosts' leases, pauses and start times. */
+export const sqliteHostsMigration = {
+  version: 4,
+  description: "politeness: per-host slot leases of each process, pauses and reserved start times",
+  // Times are Unix ms. `slots` is what the owner may use (at least what it has in flight); `want`
+  // what it asked for, for the fair share of others.
+  sql: `
+    CREATE TABLE host_leases (
+      host TEXT NOT NULL,
+      owner TEXT NOT NULL,
+      slots INTEGER NOT NULL,
+      want INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      PRIMARY KEY (host, owner)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE host_state (
+      host TEXT PRIMARY KEY,
+      paused_until INTEGER NOT NULL DEFAULT 0,
+      next_start INTEGER NOT NULL DEFAULT 0
+    ) STRICT, WITHOUT ROWID;`,
+};
+
 /** Every step, as the store runs them. */
-export const sqliteMigrations = [...migrations, sqliteJobsMigration];
+export const sqliteMigrations = [...migrations, sqliteJobsMigration, sqliteHostsMigration];

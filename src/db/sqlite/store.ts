@@ -4,12 +4,13 @@
 import type { Database } from "bun:sqlite";
 import { statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "../store.ts";
+import { processOwner, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "../store.ts";
 import { openDatabase, type SqliteAccess } from "./database.ts";
 import { createSqliteJobStore } from "./jobs.ts";
 import { authenticate, createKey, listKeys, revokeKey } from "./keys.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { admit, peek, release } from "./quota.ts";
+import { createSqliteHostLeases } from "./hosts.ts";
 
 /** How long a statement of the server keeps retrying another process's lock before a 503. */
 export const STORE_WAIT_MS = 1500;
@@ -139,6 +140,7 @@ export function createSqliteStore(db: Database, path: string, waitMs = STORE_WAI
       peek: (bucket, limit, now) => read((d) => peek(d, bucket, limit, now)),
     },
     jobs: createSqliteJobStore(access),
+    hosts: createSqliteHostLeases(access, processOwner()),
     async ready() {
       // What requests need: the file still the one opened, its pages readable, and a write lock
       // and a write that are then rolled back.

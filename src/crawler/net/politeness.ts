@@ -1,0 +1,576 @@
+// Politeness toward crawled hosts: one gate per host (lower-cased name and port) that every crawl of
+// the process passes, below the address guard and above the HTTP client, for every request a crawl
+// makes (pages, redirect hops, robots.txt, sitemaps). A gate holds at most `slots` requests in
+// flight, starts them at least the host's interval apart (--host-delay, raised by robots.txt's
+// Crawl-delay), and stops starting them while the host is paused after a 429 or 503.
+//
+// Several processes sharing one store share each host through a HostCoordinator (the store's host
+// leases): a process holds some of the host's slots under a lease it renews while it has work and
+// that expires when it dies; with an interval, it reserves its start times in blocks. Neither costs
+// a round trip per request: a renewal a second per busy host, a reservation per block of starts.
+// Without a coordinator (genapi crawl) the gate holds all of the host's slots itself.
+//
+// A crawl sees its own face of this: `open(settings)` gives it a fetch wrapper with its own lower
+// limits (max_concurrency, delay_ms), its retries of throttled requests and its counts.
+import { timerDelay } from "./abort.ts";
+import { BODY_IN_MEMORY, discardBody } from "./body.ts";
+import { retryAfterMs } from "./headers.ts";
+import type { RequestQueue } from "./request.ts";
+
+/** The server's (or genapi crawl's) limits per host. */
+export interface PolitenessConfig {
+  /** Requests in flight to one host, from every crawl sharing the store (--host-concurrency). */
+  hostConcurrency: number;
+  /** Least time between two request starts to one host (--host-delay), ms. */
+  hostDelayMs: number;
+}
+
+export const defaultPolitenessConfig: PolitenessConfig = { hostConcurrency: 4, hostDelayMs: 0 };
+
+/** robots.txt's Crawl-delay is honoured up to this. */
+export const MAX_CRAWL_DELAY_MS = 30_000;
+/** Retry-After is honoured up to this. */
+export const MAX_RETRY_AFTER_MS = 120_000;
+/** A 429 or 503 without Retry-After pauses the host this long, doubled with each further one. */
+export const FIRST_BACKOFF_MS = 2_000;
+export const MAX_BACKOFF_MS = 64_000;
+/** Requests of a throttled URL after its first, before its 429/503 stands as the answer. */
+export const MAX_THROTTLE_RETRIES = 3;
+
+/** One crawl's own limits, lower than the host's. */
+export interface CrawlPoliteness {
+  /** Its requests in flight at once (1 to the host cap); the host cap when not set. */
+  maxConcurrency?: number;
+  /** Least time between two of its own request starts, ms. */
+  delayMs?: number;
+}
+
+/** The report's `politeness` object. */
+export interface PolitenessReport {
+  max_concurrency: number;
+  delay_ms: number;
+  /** robots.txt's Crawl-delay for the crawl's host, seconds as written (capped at 30), or null. */
+  crawl_delay_s: number | null;
+  /** 429 and 503 answers the crawl received. */
+  throttled: number;
+  /** Requests sent again after a throttled answer. */
+  retries: number;
+  /** Time the crawl's requests waited for a paused host, ms (overlapping waits counted once). */
+  paused_ms: number;
+}
+
+/** The report of a crawl that sent nothing through politeness (or whose counts are gone). */
+export function quietPoliteness(maxConcurrency: number, delayMs = 0): PolitenessReport {
+  return { max_concurrency: maxConcurrency, delay_ms: delayMs, crawl_delay_s: null, throttled: 0, retries: 0, paused_ms: 0 };
+}
+
+/** What the store says of a host when a process claims or renews its share. */
+export interface HostGrant {
+  /** Slots this process may use until its next renewal (0 while others hold them all). */
+  slots: number;
+  /** The host is paused until then (epoch ms; 0 when not). */
+  pausedUntil: number;
+}
+
+/**
+ * The store's side of host politeness, shared by every process on one store. Each process has its
+ * own (its owner identity inside). Calls are rare: a claim when a host gets busy, a renewal a
+ * second while it stays busy, a release when it is idle, a pause on a 429/503, a block of start
+ * times when the host has an interval.
+ */
+export interface HostCoordinator {
+  /**
+   * Claims (or renews) up to `want` of the host's `cap` slots, sharing them fairly with the other
+   * live holders; `inFlight` of this process's requests stay counted as held until they end.
+   */
+  claim(host: string, want: number, cap: number, inFlight: number): Promise<HostGrant>;
+  /** Gives this process's slots back. */
+  release(host: string): Promise<void>;
+  /** Pauses the host for every process until `until` (epoch ms); a later pause already stored stands. */
+  pause(host: string, until: number): Promise<void>;
+  /**
+   * Reserves `count` start times `intervalMs` apart, after every start already reserved for the
+   * host (by anyone) and not before now: returns the first (epoch ms).
+   */
+  reserveStarts(host: string, intervalMs: number, count: number): Promise<number>;
+}
+
+/** A sender with fetch's signature (the HTTP client's `send`), and the request's queue hooks. */
+export type Sender = (input: string, init: BunFetchRequestInit & { queue?: RequestQueue }) => Promise<Response>;
+
+/** How often a busy host's lease is renewed (and a pause set elsewhere learnt). */
+const RENEW_EVERY_MS = 1_000;
+/**
+ * Slots granted by a renewal are used for at most this long without another: well within the
+ * store's lease time (10 s), after which other processes may take them.
+ */
+const GRANT_VALID_MS = 5_000;
+/** An idle host's slots are given back after this long. */
+const IDLE_RELEASE_MS = 2_000;
+/** A reserved start time may be used up to this late (timer jitter); later, it is skipped. */
+const START_SLACK_MS = 4;
+/** Start times reserved at once: about a second's worth, at most this many. */
+const MAX_RESERVED_STARTS = 20;
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal;
+  onAbort: () => void;
+}
+
+/** One host's gate in this process. */
+class HostGate {
+  inFlight = 0;
+  private slots: number;
+  private readonly queue: Waiter[] = [];
+  private nextStart = 0;
+  private reserved: number[] = [];
+  private reserving: Promise<void> | null = null;
+  pausedUntil = 0;
+  private backoffMs = 0;
+  crawlDelayMs = 0;
+  private timer: Timer | null = null;
+  private renewing: Promise<void> | null = null;
+  private renewedAt = 0;
+  private grantedAt = 0;
+  private idleSince = 0;
+
+  constructor(
+    readonly host: string,
+    private readonly config: PolitenessConfig,
+    private readonly coordinator: HostCoordinator | null,
+    private readonly now: () => number,
+    private readonly onIdle: (gate: HostGate) => void,
+  ) {
+    // Alone, the process holds every slot; sharing, none until the store grants some.
+    this.slots = coordinator === null ? config.hostConcurrency : 0;
+  }
+
+  get intervalMs(): number {
+    return Math.max(this.config.hostDelayMs, this.crawlDelayMs);
+  }
+
+  /** Waits for a slot and a start time; resolves once the request may start. `paused` hears of a pause it meets. */
+  acquire(signal: AbortSignal, paused: (from: number, to: number) => void): Promise<void> {
+    signal.throwIfAborted();
+    const now = this.now();
+    if (now < this.pausedUntil) paused(now, this.pausedUntil);
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const at = this.queue.indexOf(waiter);
+          if (at >= 0) this.queue.splice(at, 1);
+          reject(signal.reason);
+          this.pump();
+        },
+      };
+      signal.addEventListener("abort", waiter.onAbort, { once: true });
+      this.queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  release(): void {
+    this.inFlight--;
+    if (this.inFlight === 0 && this.queue.length === 0) this.idleSince = this.now();
+    this.pump();
+  }
+
+  /** A 429 or 503 answered: pause the host (Retry-After, else the doubling backoff). */
+  throttled(retryAfter: number | undefined): void {
+    const now = this.now();
+    let pauseMs: number;
+    if (retryAfter !== undefined) pauseMs = Math.min(retryAfter, MAX_RETRY_AFTER_MS);
+    else {
+      this.backoffMs = this.backoffMs === 0 ? FIRST_BACKOFF_MS : Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+      pauseMs = this.backoffMs;
+    }
+    const until = now + pauseMs;
+    if (until > this.pausedUntil) {
+      this.pausedUntil = until;
+      this.coordinator?.pause(this.host, until).catch(() => {});
+    }
+    this.pump();
+  }
+
+  /** Any other answer: the backoff starts again from 2 s. */
+  answered(): void {
+    this.backoffMs = 0;
+  }
+
+  /** Starts every waiter that may start now; otherwise arranges to look again when one may. */
+  private pump(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const now = this.now();
+    if (this.coordinator !== null) this.keepLease(now);
+    while (this.queue.length > 0) {
+      if (now < this.pausedUntil) {
+        this.wakeAt(this.pausedUntil);
+        return;
+      }
+      if (this.inFlight >= this.slots) return;
+      const startAt = this.startTime(now);
+      if (startAt === null) return; // a block of start times is being reserved
+      if (startAt > now) {
+        this.wakeAt(startAt);
+        return;
+      }
+      const waiter = this.queue.shift()!;
+      waiter.signal.removeEventListener("abort", waiter.onAbort);
+      this.inFlight++;
+      this.idleSince = 0;
+      waiter.resolve();
+    }
+    if (this.inFlight === 0 && this.coordinator !== null && this.idleSince > 0) this.wakeAt(this.idleSince + IDLE_RELEASE_MS);
+    else if (this.inFlight === 0 && this.coordinator === null) this.onIdle(this);
+  }
+
+  /**
+   * When the next request may start: now or later, and consumed if now. With an interval and a
+   * coordinator the start times come from reserved blocks; null while one is being reserved.
+   */
+  private startTime(now: number): number | null {
+    const interval = this.intervalMs;
+    if (interval === 0) return now;
+    if (this.coordinator === null) {
+      if (this.nextStart > now) return this.nextStart;
+      this.nextStart = now + interval;
+      return now;
+    }
+    // A reserved time is used when it comes, or not at all: a start later than it could fall
+    // closer than the interval to the next reserved start, someone else's included.
+    while (this.reserved.length > 0 && this.reserved[0]! + START_SLACK_MS < now) this.reserved.shift();
+    const next = this.reserved[0];
+    if (next === undefined) {
+      this.reserve(interval);
+      return null;
+    }
+    if (next > now) return next;
+    this.reserved.shift();
+    return now;
+  }
+
+  private reserve(interval: number): void {
+    if (this.reserving !== null) return;
+    const count = Math.min(MAX_RESERVED_STARTS, Math.max(1, Math.ceil(RENEW_EVERY_MS / interval)));
+    this.reserving = this.coordinator!.reserveStarts(this.host, interval, count).then(
+      (first) => {
+        this.reserved = Array.from({ length: count }, (_, i) => first + i * interval);
+        this.reserving = null;
+        this.pump();
+      },
+      () => {
+        // The store could not answer: try again shortly (requests wait meanwhile).
+        this.reserving = null;
+        this.wakeAt(this.now() + RENEW_EVERY_MS);
+      },
+    );
+  }
+
+  /** Claims slots when the host gets busy, renews them every second, releases them once idle. */
+  private keepLease(now: number): void {
+    if (this.renewing !== null) return;
+    const busy = this.queue.length > 0 || this.inFlight > 0;
+    if (!busy) {
+      if (this.slots > 0 && this.idleSince > 0 && now - this.idleSince >= IDLE_RELEASE_MS) {
+        this.slots = 0;
+        this.renewedAt = 0;
+        this.coordinator!.release(this.host).catch(() => {});
+        this.onIdle(this);
+      }
+      return;
+    }
+    if (this.renewedAt !== 0 && now - this.renewedAt < RENEW_EVERY_MS) {
+      if (this.timer === null) this.wakeAt(this.renewedAt + RENEW_EVERY_MS);
+      return;
+    }
+    const want = this.config.hostConcurrency;
+    this.renewing = this.coordinator!.claim(this.host, want, want, this.inFlight).then(
+      (grant) => {
+        this.renewing = null;
+        this.renewedAt = this.now();
+        this.grantedAt = this.renewedAt;
+        this.slots = grant.slots;
+        if (grant.pausedUntil > this.pausedUntil) this.pausedUntil = grant.pausedUntil;
+        this.pump();
+        // Keep renewing while busy, even when nothing else wakes the gate.
+        if (this.timer === null && (this.queue.length > 0 || this.inFlight > 0)) this.wakeAt(this.renewedAt + RENEW_EVERY_MS);
+      },
+      () => {
+        // The store could not answer: keep what was granted until the lease could lapse, then
+        // nothing (another process may hold the slots by then).
+        this.renewing = null;
+        this.renewedAt = this.now();
+        if (this.renewedAt - this.grantedAt >= GRANT_VALID_MS) this.slots = 0;
+        this.wakeAt(this.renewedAt + RENEW_EVERY_MS);
+      },
+    );
+  }
+
+  private wakeAt(at: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.pump();
+      },
+      timerDelay(Math.max(0, at - this.now())),
+    );
+  }
+}
+
+/** The process's hosts: one gate each, shared by every crawl. */
+export class Politeness {
+  private readonly gates = new Map<string, HostGate>();
+
+  constructor(
+    readonly config: PolitenessConfig,
+    private readonly coordinator: HostCoordinator | null = null,
+    private readonly now: () => number = Date.now,
+    /** Told of every 429 or 503 a crawl receives (the server's metric). */
+    readonly onThrottled: () => void = () => {},
+  ) {}
+
+  gate(host: string): HostGate {
+    let gate = this.gates.get(host);
+    if (gate === undefined) {
+      gate = new HostGate(host, this.config, this.coordinator, this.now, (idle) => {
+        if (this.gates.get(idle.host) === idle && idle.pausedUntil <= this.now() && idle.crawlDelayMs === 0) this.gates.delete(idle.host);
+      });
+      this.gates.set(host, gate);
+    }
+    return gate;
+  }
+
+  /** One crawl's face: its own limits below the host's, its retries and its counts. */
+  open(settings: CrawlPoliteness = {}): CrawlPolite {
+    return new CrawlPolite(this, settings, this.now);
+  }
+}
+
+/** A crawl's use of the hosts: wraps a sender so that each request passes the crawl's and the host's limits. */
+export class CrawlPolite {
+  readonly maxConcurrency: number;
+  readonly delayMs: number;
+  private inFlight = 0;
+  private readonly queue: (() => void)[] = [];
+  private nextStart = 0;
+  private timer: Timer | null = null;
+  private crawlDelayS: number | null = null;
+  private throttled = 0;
+  private retries = 0;
+  private pausedMs = 0;
+  /** End of the last counted pause wait: overlapping waits count once. */
+  private pausedTo = 0;
+
+  constructor(
+    private readonly politeness: Politeness,
+    settings: CrawlPoliteness,
+    private readonly now: () => number,
+  ) {
+    const cap = politeness.config.hostConcurrency;
+    this.maxConcurrency = Math.max(1, Math.min(settings.maxConcurrency ?? cap, cap));
+    this.delayMs = Math.max(0, settings.delayMs ?? 0);
+  }
+
+  /** robots.txt's Crawl-delay for `host` (seconds; null for none): raises the host's interval for every crawl. */
+  crawlDelay(host: string, seconds: number | null): void {
+    this.crawlDelayS = seconds === null ? null : Math.min(seconds, MAX_CRAWL_DELAY_MS / 1000);
+    if (seconds !== null) {
+      const gate = this.politeness.gate(host);
+      gate.crawlDelayMs = Math.max(gate.crawlDelayMs, Math.min(seconds * 1000, MAX_CRAWL_DELAY_MS));
+    }
+  }
+
+  report(): PolitenessReport {
+    return {
+      max_concurrency: this.maxConcurrency,
+      delay_ms: this.delayMs,
+      crawl_delay_s: this.crawlDelayS,
+      throttled: this.throttled,
+      retries: this.retries,
+      paused_ms: Math.round(this.pausedMs),
+    };
+  }
+
+  /**
+   * `send` behind this crawl's and the host's limits: a request waits for both, holds its slots
+   * until its body is read or dropped, and a 429 or 503 pauses the host and is sent again after
+   * the pause, up to MAX_THROTTLE_RETRIES times (then it is the answer).
+   */
+  wrap(send: Sender): Sender {
+    return async (input, init) => {
+      const signal = init.signal ?? new AbortController().signal;
+      const gate = this.politeness.gate(hostOf(input, init.headers));
+      for (let attempt = 0; ; attempt++) {
+        init.queue?.enter();
+        try {
+          await this.own(signal);
+        } catch (error) {
+          init.queue?.leave();
+          throw error;
+        }
+        try {
+          await gate.acquire(signal, (from, to) => this.countPause(from, to));
+        } catch (error) {
+          this.ownDone();
+          throw error;
+        } finally {
+          init.queue?.leave();
+        }
+        let res: Response;
+        try {
+          res = await send(input, init);
+        } catch (error) {
+          gate.release();
+          this.ownDone();
+          throw error;
+        }
+        const done = once(() => {
+          gate.release();
+          this.ownDone();
+        });
+        if (res.status !== 429 && res.status !== 503) {
+          gate.answered();
+          return whenBodyEnds(res, done);
+        }
+        this.throttled++;
+        this.politeness.onThrottled();
+        const pauseFrom = this.now();
+        gate.throttled(retryAfterMs(res.headers, pauseFrom));
+        if (attempt === MAX_THROTTLE_RETRIES) return whenBodyEnds(res, done);
+        // Drop this answer's body (its slots with it) and wait out the pause before asking again.
+        discardBody(res);
+        done();
+        this.countPause(pauseFrom, gate.pausedUntil);
+        this.retries++;
+      }
+    };
+  }
+
+  private countPause(from: number, to: number): void {
+    const start = Math.max(from, this.pausedTo);
+    if (to > start) {
+      this.pausedMs += to - start;
+      this.pausedTo = to;
+    }
+  }
+
+  /** Waits for one of this crawl's own slots and its own start interval. */
+  private own(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.inFlight < this.maxConcurrency && this.queue.length === 0 && this.now() >= this.nextStart) {
+      this.startOwn();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const entry = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const at = this.queue.indexOf(entry);
+        if (at >= 0) this.queue.splice(at, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.queue.push(entry);
+      this.pumpOwn();
+    });
+  }
+
+  private startOwn(): void {
+    this.inFlight++;
+    if (this.delayMs > 0) this.nextStart = this.now() + this.delayMs;
+  }
+
+  private ownDone(): void {
+    this.inFlight--;
+    this.pumpOwn();
+  }
+
+  private pumpOwn(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    while (this.queue.length > 0 && this.inFlight < this.maxConcurrency) {
+      const now = this.now();
+      if (now < this.nextStart) {
+        this.timer = setTimeout(
+          () => {
+            this.timer = null;
+            this.pumpOwn();
+          },
+          timerDelay(this.nextStart - now),
+        );
+        return;
+      }
+      this.startOwn();
+      this.queue.shift()!();
+    }
+  }
+}
+
+/** The host of an absolute URL, as hostOf names it. */
+export function hostOfUrl(url: string): string {
+  const parsed = new URL(url);
+  return hostOf(parsed.href, { Host: parsed.host });
+}
+
+/** The host a request goes to: the Host header's name and port (the URL holds the checked IP), lower-cased, the default port written out. */
+export function hostOf(input: string, headers: BunFetchRequestInit["headers"]): string {
+  const https = input.startsWith("https:");
+  const named = headers && !Array.isArray(headers) && !(headers instanceof Headers) ? (headers as Record<string, string>).Host : undefined;
+  const host = (named ?? new URL(input).host).toLowerCase();
+  // An IPv6 literal ends in "]" and has its port after it; a name or IPv4 address after its only colon.
+  const hasPort = host.startsWith("[") ? host.includes("]:") : host.includes(":");
+  return hasPort ? host : `${host}:${https ? 443 : 80}`;
+}
+
+function once(fn: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    fn();
+  };
+}
+
+/**
+ * `res` with `done` called once its body has been read to the end, failed or been cancelled: a
+ * body already in memory (or none) at once; a streamed one through a reader that watches it.
+ */
+function whenBodyEnds(res: Response, done: () => void): Response {
+  if (BODY_IN_MEMORY in res || res.body === null) {
+    done();
+    return res;
+  }
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: ended, value } = await reader.read();
+        if (ended) {
+          done();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        done();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      done();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
