@@ -519,6 +519,12 @@ export class CrawlPolite {
   }
 }
 
+/** A Retry-After value as the pause it asks for, ms, at most MAX_RETRY_AFTER_MS; undefined when unreadable. */
+export function retryAfterMsFor(value: string, now: number): number | undefined {
+  const ms = retryAfterMs(new Headers({ "retry-after": value }), now);
+  return ms === undefined ? undefined : Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
 /** The host of an absolute URL, as hostOf names it. */
 export function hostOfUrl(url: string): string {
   const parsed = new URL(url);
