@@ -685,6 +685,17 @@ export interface operations {
                      * @example true
                      */
                     images?: boolean;
+                    /**
+                     * @description This crawl's requests in flight at once: 1 to the server's --host-concurrency (4 unless set), which is also the default. Lower only: a larger value answers 400.
+                     * @example 2
+                     */
+                    max_concurrency?: number;
+                    /**
+                     * @description Least time between two of this crawl's request starts, in ms, on top of the host's own interval.
+                     * @default 0
+                     * @example 250
+                     */
+                    delay_ms?: number;
                 };
             };
         };
@@ -790,6 +801,21 @@ export interface operations {
                                 http_error: string[];
                                 failed: string[];
                                 filtered: string[];
+                            };
+                            /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                            politeness: {
+                                /** @description Requests this crawl had in flight at most. */
+                                max_concurrency: number;
+                                /** @description This crawl's own least time between request starts. */
+                                delay_ms: number;
+                                /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                crawl_delay_s: number | null;
+                                /** @description 429 and 503 answers received. */
+                                throttled: number;
+                                /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                retries: number;
+                                /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                paused_ms: number;
                             };
                         };
                     };
@@ -1030,7 +1056,9 @@ export interface operations {
                      *               "ignore_query_params": [],
                      *               "sitemaps_from_robots": false,
                      *               "alternates": false,
-                     *               "images": false
+                     *               "images": false,
+                     *               "max_concurrency": null,
+                     *               "delay_ms": 0
                      *             },
                      *             "created_at": "2026-11-21T10:15:00.000Z",
                      *             "started_at": "2026-11-21T10:15:00.120Z",
@@ -1084,6 +1112,10 @@ export interface operations {
                                     sitemaps_from_robots: boolean;
                                     alternates: boolean;
                                     images: boolean;
+                                    /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                    max_concurrency: number | null;
+                                    /** @description Least time between two of the crawl's request starts, ms. */
+                                    delay_ms: number;
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1117,6 +1149,21 @@ export interface operations {
                                     /** @description Up to 5 URLs per reason. */
                                     excluded_examples?: {
                                         [key: string]: string[];
+                                    };
+                                    /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                    politeness?: {
+                                        /** @description Requests this crawl had in flight at most. */
+                                        max_concurrency: number;
+                                        /** @description This crawl's own least time between request starts. */
+                                        delay_ms: number;
+                                        /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                        crawl_delay_s: number | null;
+                                        /** @description 429 and 503 answers received. */
+                                        throttled: number;
+                                        /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                        retries: number;
+                                        /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                        paused_ms: number;
                                     };
                                     /** @description Path of the sitemap (a <sitemapindex> when split). */
                                     sitemap_url: string;
@@ -1229,6 +1276,8 @@ export interface operations {
                     sitemaps_from_robots?: boolean;
                     alternates?: boolean;
                     images?: boolean;
+                    max_concurrency?: number;
+                    delay_ms?: number;
                 };
             };
         };
@@ -1257,7 +1306,9 @@ export interface operations {
                      *           "ignore_query_params": [],
                      *           "sitemaps_from_robots": false,
                      *           "alternates": false,
-                     *           "images": false
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": null,
@@ -1298,6 +1349,10 @@ export interface operations {
                                 sitemaps_from_robots: boolean;
                                 alternates: boolean;
                                 images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1331,6 +1386,21 @@ export interface operations {
                                 /** @description Up to 5 URLs per reason. */
                                 excluded_examples?: {
                                     [key: string]: string[];
+                                };
+                                /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                politeness?: {
+                                    /** @description Requests this crawl had in flight at most. */
+                                    max_concurrency: number;
+                                    /** @description This crawl's own least time between request starts. */
+                                    delay_ms: number;
+                                    /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                    crawl_delay_s: number | null;
+                                    /** @description 429 and 503 answers received. */
+                                    throttled: number;
+                                    /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                    retries: number;
+                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    paused_ms: number;
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
@@ -1500,7 +1570,9 @@ export interface operations {
                      *           "ignore_query_params": [],
                      *           "sitemaps_from_robots": false,
                      *           "alternates": false,
-                     *           "images": false
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -1550,6 +1622,10 @@ export interface operations {
                                 sitemaps_from_robots: boolean;
                                 alternates: boolean;
                                 images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1583,6 +1659,21 @@ export interface operations {
                                 /** @description Up to 5 URLs per reason. */
                                 excluded_examples?: {
                                     [key: string]: string[];
+                                };
+                                /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                politeness?: {
+                                    /** @description Requests this crawl had in flight at most. */
+                                    max_concurrency: number;
+                                    /** @description This crawl's own least time between request starts. */
+                                    delay_ms: number;
+                                    /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                    crawl_delay_s: number | null;
+                                    /** @description 429 and 503 answers received. */
+                                    throttled: number;
+                                    /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                    retries: number;
+                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    paused_ms: number;
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
@@ -1692,7 +1783,9 @@ export interface operations {
                      *           "ignore_query_params": [],
                      *           "sitemaps_from_robots": false,
                      *           "alternates": false,
-                     *           "images": false
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -1731,6 +1824,10 @@ export interface operations {
                                 sitemaps_from_robots: boolean;
                                 alternates: boolean;
                                 images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1764,6 +1861,21 @@ export interface operations {
                                 /** @description Up to 5 URLs per reason. */
                                 excluded_examples?: {
                                     [key: string]: string[];
+                                };
+                                /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                politeness?: {
+                                    /** @description Requests this crawl had in flight at most. */
+                                    max_concurrency: number;
+                                    /** @description This crawl's own least time between request starts. */
+                                    delay_ms: number;
+                                    /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                    crawl_delay_s: number | null;
+                                    /** @description 429 and 503 answers received. */
+                                    throttled: number;
+                                    /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                    retries: number;
+                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    paused_ms: number;
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
@@ -1861,10 +1973,10 @@ export interface operations {
                 content: {
                     /**
                      * @example event: progress
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
                      *
                      *     event: done
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
                      */
                     "text/event-stream": string;
                 };
