@@ -107,6 +107,10 @@ const RENEW_EVERY_MS = 1_000;
 const GRANT_VALID_MS = 5_000;
 /** An idle host's slots are given back after this long. */
 const IDLE_RELEASE_MS = 2_000;
+/** Start times remembered to tell the pace when a host throttles. */
+const RECENT_STARTS = 64;
+/** A pace learnt from throttling eases by 3% after this long without a throttle. */
+const EASE_EVERY_MS = 10_000;
 /** A reserved start time may be used up to this late (timer jitter); later, it is skipped. */
 const START_SLACK_MS = 4;
 /** Start times reserved at once: about a second's worth, at most this many. */
@@ -148,7 +152,32 @@ class HostGate {
   }
 
   get intervalMs(): number {
-    return Math.max(this.config.hostDelayMs, this.crawlDelayMs);
+    return Math.max(this.config.hostDelayMs, this.crawlDelayMs, this.learntMs);
+  }
+
+  /**
+   * The interval the host taught by throttling: 0 until its first 429/503; then the pace that was
+   * too fast, slowed by a tenth (by a tenth more at each further throttle); eased by 3% every
+   * EASE_EVERY_MS of answers without one, and dropped once it is under 5 ms (slow increase, quick
+   * decrease, as TCP and Googlebot back off). A site that says "slow down" is
+   * not asked at the same pace again right after the pause.
+   */
+  private learntMs = 0;
+  private lastThrottle = 0;
+  private lastEase = 0;
+  /** The last RECENT_STARTS start times, a ring: the pace when a throttle comes. */
+  private readonly recentStarts = new Float64Array(RECENT_STARTS);
+  private startCount = 0;
+
+  private noteStart(now: number): void {
+    this.recentStarts[this.startCount++ % RECENT_STARTS] = now;
+  }
+
+  /** Starts in the last second, up to RECENT_STARTS. */
+  private recentRate(now: number): number {
+    let n = 0;
+    for (let i = 0; i < Math.min(this.startCount, RECENT_STARTS); i++) if (now - this.recentStarts[i]! < 1_000) n++;
+    return n;
   }
 
   /** Waits for a slot and a start time; resolves once the request may start. `paused` hears of a pause it meets. */
@@ -183,6 +212,11 @@ class HostGate {
   /** A 429 or 503 answered: pause the host (Retry-After, else the doubling backoff). */
   throttled(retryAfter: number | undefined): void {
     const now = this.now();
+    // The pace of the last second, slowed by a tenth; a throttle at a learnt pace slows it by a tenth more.
+    const paced = 1_000 / (Math.max(1, this.recentRate(now)) * 0.9);
+    if (now - this.lastThrottle > this.learntMs) this.learntMs = Math.min(Math.max(paced, this.learntMs * 1.1), MAX_CRAWL_DELAY_MS);
+    this.lastThrottle = now;
+    this.lastEase = now;
     let pauseMs: number;
     if (retryAfter !== undefined) pauseMs = Math.min(retryAfter, MAX_RETRY_AFTER_MS);
     else {
@@ -197,9 +231,14 @@ class HostGate {
     this.pump();
   }
 
-  /** Any other answer: the backoff starts again from 2 s. */
+  /** Any other answer: the backoff starts again from 2 s, and a learnt interval eases slowly. */
   answered(): void {
     this.backoffMs = 0;
+    if (this.learntMs === 0) return;
+    const now = this.now();
+    if (now - this.lastEase < EASE_EVERY_MS) return;
+    this.lastEase = now;
+    this.learntMs = this.learntMs * 0.97 < 5 ? 0 : this.learntMs * 0.97;
   }
 
   /** Starts every waiter that may start now; otherwise arranges to look again when one may. */
@@ -225,6 +264,7 @@ class HostGate {
       const waiter = this.queue.shift()!;
       waiter.signal.removeEventListener("abort", waiter.onAbort);
       this.inFlight++;
+      this.noteStart(now);
       this.idleSince = 0;
       waiter.resolve();
     }
