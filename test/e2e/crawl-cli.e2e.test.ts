@@ -155,12 +155,33 @@ describe("genapi crawl: the API's sitemap and report", () => {
   test("without --json: one summary line on stderr; --quiet: nothing", async () => {
     const normal = await crawl([`${site.url}/`]);
     expect(normal.code).toBe(0);
-    expect(normal.stderr).toMatch(/^genapi: \d+ URLs listed from \d+ pages in [\d.]+ s \([\d.]+ pages\/s\), written to standard output\n$/);
+    // The small site's /gone answers 404: the summary names it (issue 23: a crawl with failed pages says so).
+    expect(normal.stderr).toMatch(
+      /^genapi: 6 URLs listed from 10 pages in [\d.]+ s \([\d.]+ pages\/s\), written to standard output; 1 page answered an HTTP error\n$/,
+    );
     expect(normal.stderr).not.toContain("\x1b");
     const quiet = await crawl([`${site.url}/`, "--quiet"]);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe("");
     expect(quiet.stdout).toBe(normal.stdout);
+  });
+
+  test("a site that throttles: the summary line names the throttled requests and the page that never got through", async () => {
+    const throttling = await serveSite({
+      "/": html('<a href="/busy">busy</a> <a href="/fine">fine</a>'),
+      "/fine": html("fine"),
+      "/busy": () => new Response("slow down", { status: 429, headers: { "retry-after": "0" } }),
+    });
+    try {
+      const run = await crawl([`${throttling.url}/`]);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toMatch(
+        /^genapi: 2 URLs listed from 3 pages in [\d.]+ s \([\d.]+ pages\/s\), written to standard output; the site throttled 4 requests \(429\/503; 3 retries\), 1 page answered an HTTP error\n$/,
+      );
+      expect(throttling.requests.filter((url) => url.endsWith("/busy"))).toHaveLength(4);
+    } finally {
+      await throttling.stop();
+    }
   });
 
   test("--output FILE: the same sitemap in the file, nothing on stdout, no parts", async () => {
