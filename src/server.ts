@@ -3,7 +3,7 @@
 // crawl timeout plus 5 s, close the database).
 import type { Server } from "bun";
 import { createApp } from "./app.ts";
-import type { ServeConfig } from "./config/config.ts";
+import { type ServeConfig, UsageError } from "./config/config.ts";
 import { openStore } from "./open-store.ts";
 import { isPostgresUrl, redactSpec, type Store } from "./db/store.ts";
 import { storeErrorResponse } from "./http/store-errors.ts";
@@ -19,7 +19,7 @@ import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./config/version.ts";
-import { createCrawlNetwork } from "./crawler/index.ts";
+import { Browser, createCrawlNetwork, findChromium, type Renderer } from "./crawler/index.ts";
 
 /**
  * Bun answers a bare 413 itself above this. The endpoints enforce their own caps (64 KiB, 16 KiB)
@@ -56,6 +56,9 @@ export class ListenError extends Error {
  * connection may be retried for 30 s, during which the port stays closed rather than hold requests.
  */
 export async function startServer(config: ServeConfig, io: ServerIo): Promise<RunningServer> {
+  // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
+  const log = (message: string) => io.stderr(`genapi: ${message}\n`);
+  const renderer = rendererFor(config, log);
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
   let handle: ((request: Request) => Response | Promise<Response>) | undefined;
@@ -119,9 +122,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     coordinator: store.hosts,
     onThrottled: () => metrics.crawlThrottled(),
   });
-  const sitemap = createSitemapService(config, { stopSignal: hardStop.signal, network });
-  // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
-  const log = (message: string) => io.stderr(`genapi: ${message}\n`);
+  const sitemap = createSitemapService(config, { stopSignal: hardStop.signal, network, renderer });
   const admissionDeps = {
     keys: store.keys,
     quota: store.quota,
@@ -138,6 +139,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     storeError: (error) => storeErrorResponse(error),
     log,
     network,
+    renderer,
     countPages: (pages) => metrics.crawlPages(pages),
   });
   const app = createApp({
@@ -156,6 +158,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
       },
       maxPages: config.maxPages,
       hostConcurrency: config.hostConcurrency,
+      renderAvailable: renderer !== null,
       // A crawl (and its wait for a slot) may outlast the idle timeout: its own deadline bounds it.
       holdConnection: (request) => server.timeout(request, 0),
     },
@@ -209,9 +212,26 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
         if (!(await within(HARD_STOP_MS))) await server.stop(true);
       }
       await handedBack;
+      await renderer?.browser.close();
       requestLog.flush();
       await store.close();
     })());
 
   return { server, url, stop };
+}
+
+/**
+ * The browser for rendered crawls: the Chromium --chromium names, else the first found on PATH;
+ * none: `render` answers 400. It starts with the first rendered page, not with the server.
+ * GENAPI_CHROMIUM_NO_SANDBOX=1 turns Chromium's sandbox off, for tests and containers that run
+ * as root (Chromium refuses to start there with it); the systemd unit never sets it.
+ */
+function rendererFor(config: ServeConfig, log: (message: string) => void): Renderer | null {
+  const executable = findChromium(config.chromium);
+  if (executable === null) {
+    if (config.chromium !== null) throw new UsageError(`--chromium: no browser at ${config.chromium}`);
+    return null;
+  }
+  const noSandbox = process.env.GENAPI_CHROMIUM_NO_SANDBOX === "1";
+  return { browser: new Browser({ executable, tabs: config.renderTabs, noSandbox, log }), timeoutMs: config.renderTimeoutSeconds * 1000 };
 }

@@ -9,6 +9,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config/config.ts";
 import {
+  Browser,
   type CrawlOptions,
   type CrawlReport,
   type CrawlRun,
@@ -16,6 +17,7 @@ import {
   crawlReport,
   createCrawlNetwork,
   defaultCrawlLimits,
+  findChromium,
   INVALID_URL_MESSAGE,
   MemoryCrawlState,
   parseCrawlOptions,
@@ -54,7 +56,15 @@ const FLAG_OF: Record<string, string> = {
   ignore_query_params: "--ignore-query-param",
   max_concurrency: "--max-concurrency",
   delay_ms: "--delay-ms",
+  render: "--render",
 };
+
+/** The Chromium the crawl would render with: --chromium's (a missing one is a flag error), else one on PATH. */
+function chromiumOf(config: CrawlCommandConfig): string | null {
+  const found = findChromium(config.chromium);
+  if (found === null && config.chromium !== null) throw new UsageError(`--chromium: no browser at ${config.chromium}`);
+  return found;
+}
 
 /** The crawl options of the flags, checked by the API's own rules; a refusal is a flag error. */
 export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
@@ -70,8 +80,9 @@ export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
       images: config.images,
       max_concurrency: config.maxConcurrency ?? undefined,
       delay_ms: config.delayMs,
+      render: config.render,
     },
-    { maxPagesCap: CRAWL_COMMAND_MAX_PAGES, hostConcurrency: config.hostConcurrency },
+    { maxPagesCap: CRAWL_COMMAND_MAX_PAGES, hostConcurrency: config.hostConcurrency, renderAvailable: chromiumOf(config) !== null },
   );
   if (parsed.ok) return parsed.options;
   const field = /^[a-z_]+/.exec(parsed.message)?.[0] ?? "";
@@ -130,13 +141,22 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     policy: { allowPrivate: true, allowTargets: [] },
     politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: config.hostDelayMs },
   });
+  const chromium = options.render === "never" ? null : chromiumOf(config);
+  const renderer =
+    chromium === null
+      ? null
+      : {
+          // The user's own Chromium, sandboxed unless GENAPI_CHROMIUM_NO_SANDBOX=1 (root in a container).
+          browser: new Browser({ executable: chromium, tabs: 2, noSandbox: process.env.GENAPI_CHROMIUM_NO_SANDBOX === "1", log: () => {} }),
+          timeoutMs: 15_000,
+        };
   let run: CrawlRun;
   try {
     run = await runCrawl(
       url.href,
       state,
       limits,
-      { fetch, now: Date.now, userAgent: USER_AGENT },
+      { fetch, now: Date.now, userAgent: USER_AGENT, renderer },
       {
         crawl: options,
         signal: stop.signal,
@@ -145,6 +165,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
       },
     );
   } catch (error) {
+    await renderer?.browser.close();
     progress?.clear();
     removeInterrupt();
     const answer = crawlErrorAnswer(error, rawUrl);
@@ -152,6 +173,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     io.stderr(config.json ? jsonError(answer.message) : `${answer.message}\n`);
     return interrupted ? EXIT_INTERRUPTED : 1;
   }
+  await renderer?.browser.close();
   progress?.clear();
 
   let written: WrittenSitemap;

@@ -24,6 +24,9 @@ export interface ServeConfig {
   jobLeaseSeconds: number;
   hostConcurrency: number;
   hostDelayMs: number;
+  chromium: string | null;
+  renderTabs: number;
+  renderTimeoutSeconds: number;
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
@@ -105,6 +108,16 @@ const hostDelayOption: OptionSpec<number> = {
   help: "least time between two request starts to one host, ms; robots.txt's Crawl-delay raises it (default 0)",
   fallback: () => 0,
   parse: integer(0, 60_000),
+};
+
+// Rendering with the system's Chromium: the same --chromium for serve and crawl.
+const chromiumOption: OptionSpec<string | null> = {
+  flag: "chromium",
+  env: ["GENAPI_CHROMIUM"],
+  value: "PATH",
+  help: "the Chromium that renders pages (default: the first of chromium, chromium-browser, google-chrome-stable, google-chrome on PATH)",
+  fallback: () => null,
+  parse: nonEmpty,
 };
 
 const serveSpecs = {
@@ -239,6 +252,23 @@ const serveSpecs = {
   },
   hostConcurrency: hostConcurrencyOption,
   hostDelayMs: hostDelayOption,
+  chromium: chromiumOption,
+  renderTabs: {
+    flag: "render-tabs",
+    env: ["GENAPI_RENDER_TABS"],
+    value: "N",
+    help: "pages rendered at once by this process (default 2)",
+    fallback: () => 2,
+    parse: integer(1, 64),
+  },
+  renderTimeoutSeconds: {
+    flag: "render-timeout",
+    env: ["GENAPI_RENDER_TIMEOUT"],
+    value: "SECONDS",
+    help: "time one page may take to render (default 15)",
+    fallback: () => 15,
+    parse: integer(1, 300),
+  },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 
 /** `genapi crawl URL`: the crawl options as flags, plus where and how the result is written. */
@@ -259,6 +289,8 @@ export interface CrawlCommandConfig {
   delayMs: number;
   json: boolean;
   quiet: boolean;
+  render: string;
+  chromium: string | null;
 }
 
 /** `genapi crawl --max-pages` at most: the jobs' cap; the whole crawl state is in memory. */
@@ -355,6 +387,18 @@ const crawlSpecs = {
   },
   hostConcurrency: hostConcurrencyOption,
   hostDelayMs: hostDelayOption,
+  render: {
+    flag: "render",
+    env: ["GENAPI_RENDER"],
+    value: "MODE",
+    help: "read pages through Chromium: never, always, or auto (when the start page shows links only the browser sees; default never)",
+    fallback: () => "never",
+    parse: (text: string, name: string) => {
+      if (!["never", "always", "auto"].includes(text)) throw new UsageError(`${name} must be one of: never, always, auto (got "${text}")`);
+      return text;
+    },
+  },
+  chromium: chromiumOption,
   maxConcurrency: {
     flag: "max-concurrency",
     env: ["GENAPI_MAX_CONCURRENCY"],

@@ -13,6 +13,9 @@ import { type Followed, followHops, type HopStep } from "./net/hops.ts";
 import type { CrawlLimits } from "./limits.ts";
 import { type CrawlConnection, type CrawlNetwork, plainConnection } from "./net/crawl-fetch.ts";
 import { hostOfUrl, type PolitenessReport } from "./net/politeness.ts";
+import type { RenderMode } from "./options.ts";
+import type { Browser } from "./render/browser.ts";
+import { renderPage } from "./render/render.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
 import { timerDelay } from "./net/abort.ts";
 import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
@@ -34,6 +37,8 @@ export interface CrawlDeps {
   now: () => number;
   /** "genapi/<version>"; its product token ("genapi") selects robots.txt groups and meta tags. */
   userAgent: string;
+  /** The browser for crawls with `render` other than never; none: every page is read raw. */
+  renderer?: Renderer | null;
 }
 
 export interface CrawlProgress {
@@ -68,6 +73,21 @@ export interface CrawlRun {
   durationMs: number;
   /** What politeness toward the site did to this run: its limits, throttled answers, retries, pauses. */
   politeness: PolitenessReport;
+  /** Whether the crawl read its pages through the browser (the `render` option). */
+  render: RenderReport;
+}
+
+export interface RenderReport {
+  mode: RenderMode;
+  /** The crawl's pages were read from the rendered DOM. */
+  rendered: boolean;
+  pages_rendered: number;
+}
+
+/** The browser, when the process has one (render/browser.ts), and how long a page may take. */
+export interface Renderer {
+  browser: Browser;
+  timeoutMs: number;
 }
 
 /** The synchronous crawl's answer: the run, its sitemap (rendered once) and its report. */
@@ -80,6 +100,7 @@ export interface CrawlResult extends ExclusionReport {
   truncated: boolean;
   durationMs: number;
   politeness: PolitenessReport;
+  render: RenderReport;
 }
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1";
@@ -114,6 +135,7 @@ export async function crawlSite(
     truncated: run.truncated || fit.truncated,
     durationMs: run.durationMs,
     politeness: run.politeness,
+    render: run.render,
     ...(await state.report()),
   };
 }
@@ -155,6 +177,9 @@ export async function runCrawl(
 /** What one request answered, once it is not a redirect: a page is read (links extracted) at once. */
 type Answer = { kind: "page"; page: PageRead } | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true };
 
+/** A page's answer kept raw for the browser: read (rendered or not) once its request is over. */
+type RawPage = { kind: "raw"; status: number; headers: Headers; body: Uint8Array; html: string };
+
 /** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
 interface PageRead {
   exclusion: ExclusionReason | undefined;
@@ -170,6 +195,11 @@ class Crawl {
   /** Requests in flight at once: the crawl's max_concurrency under politeness, else limits.concurrency. */
   private readonly concurrency: number;
   private readonly request: Requester;
+  /** Pages read through the browser: `always`, or `auto` once the start page showed it is needed. */
+  private rendering: boolean;
+  /** `auto` decides on the start page; `never` and `always` have decided. */
+  private renderDecided: boolean;
+  private pagesRendered = 0;
   private readonly productToken: string;
   private scope = "";
   /** `${scope}/`: every URL of the crawl starts with it (judgeLink tests it for every link). */
@@ -205,6 +235,9 @@ class Crawl {
         ? plainConnection(deps.fetch, limits.concurrency)
         : deps.fetch.open({ maxConcurrency: options.max_concurrency ?? undefined, delayMs: options.delay_ms ?? 0 });
     this.concurrency = this.connection.maxConcurrency;
+    const mode = deps.renderer ? (options.render ?? "never") : "never";
+    this.rendering = mode === "always";
+    this.renderDecided = mode !== "auto";
     this.request = createRequester(this.connection.fetch, headers, limits.requestTimeoutMs, stop.signal);
   }
 
@@ -247,6 +280,11 @@ class Crawl {
       stopped,
       durationMs: this.deps.now() - this.started,
       politeness: this.connection.politeness(),
+      render: {
+        mode: this.options.render ?? "never",
+        rendered: this.rendering && this.pagesRendered > 0,
+        pages_rendered: this.pagesRendered,
+      },
     };
   }
 
@@ -503,6 +541,54 @@ class Crawl {
 
   /** One request; every outcome but a refused address or a stopped crawl is a redirect or an Answer. */
   private async fetchHop(url: string): Promise<HopStep<Answer>> {
+    const step = await this.fetchRaw(url);
+    if (step.kind !== "final" || step.value.kind !== "raw") return step as HopStep<Answer>;
+    const { status, headers, body, html } = step.value;
+    return { kind: "final", value: { kind: "page", page: await this.readRendered(url, status, headers, body, html) } };
+  }
+
+  /**
+   * A page read through the browser when the crawl renders (or, with `auto`, the start page read
+   * both ways to decide): the document's own answer decides status and headers, the DOM gives the
+   * links, robots meta, canonical, alternates and images.
+   */
+  private async readRendered(url: string, status: number, headers: Headers, body: Uint8Array, html: string): Promise<PageRead> {
+    const raw = this.readPage(url, status, headers, html);
+    const dom = await this.render(url, status, headers, body);
+    if (dom === null) return raw;
+    const rendered = this.readPage(url, status, headers, dom);
+    if (this.renderDecided) return rendered;
+    // auto: render the crawl when the browser finds in-scope links the raw HTML lacks.
+    this.renderDecided = true;
+    const prefix = `${originOf(url)}/`;
+    const known = new Set(raw.links);
+    this.rendering = rendered.links.some((link) => link.startsWith(prefix) && !known.has(link));
+    return this.rendering ? rendered : raw;
+  }
+
+  /** The DOM of `url` once rendered, or null when it could not be (the raw HTML is read instead). */
+  private async render(url: string, status: number, headers: Headers, body: Uint8Array): Promise<string | null> {
+    const renderer = this.deps.renderer;
+    if (!renderer) return null;
+    try {
+      const page = await renderPage(renderer.browser, {
+        url,
+        document: { status, headers, body },
+        fetch: (target, init) => this.connection.subFetch(target, init),
+        timeoutMs: renderer.timeoutMs,
+        signal: this.stop.signal,
+      });
+      this.pagesRendered++;
+      return page.html;
+    } catch (err) {
+      if (this.stop.signal.aborted) throw this.stop.signal.reason;
+      void err;
+      return null;
+    }
+  }
+
+  /** One request, its page read at once, or kept raw when the browser is to read it. */
+  private async fetchRaw(url: string): Promise<HopStep<Answer | RawPage>> {
     this.pagesCrawled++;
     // The live state is small (URL strings), but a long crawl leaves garbage faster than the
     // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
@@ -512,7 +598,7 @@ class Crawl {
     let release: ((bytes: number) => void) | undefined;
     let size = 0;
     try {
-      return await this.request(new URL(url), async (res, signal): Promise<HopStep<Answer>> => {
+      return await this.request(new URL(url), async (res, signal): Promise<HopStep<Answer | RawPage>> => {
         const location = res.headers.get("location");
         if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
         if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");
@@ -532,6 +618,8 @@ class Crawl {
             value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true },
           };
         const html = decodeHtml(bytes, media.charset);
+        if (this.rendering || !this.renderDecided)
+          return { kind: "final", value: { kind: "raw", status: res.status, headers: res.headers, body: bytes, html } };
         const page = this.readPage(url, res.status, res.headers, html);
         return { kind: "final", value: { kind: "page", page } };
       });

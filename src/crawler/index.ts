@@ -11,7 +11,8 @@
 // Arrows point down: the root uses the subfolders; net/ and url/ use nothing else of the crawler.
 
 export { crawlSite, runCrawl } from "./engine.ts";
-export type { CrawlDeps, CrawlProgress, CrawlResult, CrawlRun, HopFetcher, RunOptions } from "./engine.ts";
+export type { CrawlDeps, CrawlProgress, CrawlResult, CrawlRun, HopFetcher, RenderReport, Renderer, RunOptions } from "./engine.ts";
+export { Browser, findChromium } from "./render/browser.ts";
 export { MemoryCrawlState } from "./state.ts";
 export type { CrawlCounters, CrawlState, FrontierItem, LinkVerdict, PageRecord, RecordResult, ResumePoint } from "./state.ts";
 export {
@@ -20,6 +21,9 @@ export {
   MAX_PATTERN_LENGTH,
   MAX_DELAY_MS,
   MAX_PATTERNS,
+  RENDER_MODES,
+  RENDER_UNAVAILABLE,
+  type RenderMode,
   parseCrawlOptions,
   type CrawlOptions,
   type ParsedCrawlOptions,

@@ -22,7 +22,13 @@ export interface CrawlOptions {
   max_concurrency: number | null;
   /** Least time between two of this crawl's request starts, ms. */
   delay_ms: number;
+  /** Read pages through the browser: never, always, or when the start page shows it is needed. */
+  render: RenderMode;
 }
+
+export type RenderMode = "never" | "always" | "auto";
+export const RENDER_MODES: RenderMode[] = ["never", "always", "auto"];
+export const RENDER_UNAVAILABLE = "render is not available: no Chromium found on the server.";
 
 /** delay_ms's upper bound. */
 export const MAX_DELAY_MS = 60_000;
@@ -46,6 +52,7 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
     images: false,
     max_concurrency: null,
     delay_ms: 0,
+    render: "never",
   };
 }
 
@@ -55,7 +62,7 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
  */
 export function parseCrawlOptions(
   body: Record<string, unknown>,
-  limits: { maxPagesCap: number; hostConcurrency: number },
+  limits: { maxPagesCap: number; hostConcurrency: number; renderAvailable?: boolean },
 ): ParsedCrawlOptions {
   const options = defaultCrawlOptions(limits.maxPagesCap);
   const { maxPagesCap, hostConcurrency } = limits;
@@ -108,6 +115,13 @@ export function parseCrawlOptions(
     const value = body.delay_ms;
     if (!isInteger(value) || value < 0 || value > MAX_DELAY_MS) return invalid(`delay_ms must be an integer from 0 to ${MAX_DELAY_MS}.`);
     options.delay_ms = value;
+  }
+  if (body.render !== undefined) {
+    const value = body.render;
+    if (typeof value !== "string" || !RENDER_MODES.includes(value as RenderMode))
+      return invalid("render must be one of: never, always, auto.");
+    if (value !== "never" && !limits.renderAvailable) return invalid(RENDER_UNAVAILABLE);
+    options.render = value as RenderMode;
   }
   return { ok: true, options };
 }

@@ -1,6 +1,7 @@
 // The crawl report, built in one place: the /api/generate success `data` (without `sitemap`), a
 // job's `result` (plus its sitemap's address) and `genapi crawl --json` are this object.
 import type { ExclusionReport } from "./exclusions.ts";
+import type { RenderReport } from "./engine.ts";
 import type { PolitenessReport } from "./net/politeness.ts";
 
 export interface CrawlReport extends ExclusionReport {
@@ -12,6 +13,7 @@ export interface CrawlReport extends ExclusionReport {
   duration_ms: number;
   generated_at: string;
   politeness: PolitenessReport;
+  render: RenderReport;
 }
 
 /** What a finished crawl knows of itself, whichever state (memory or the store) held it. */
@@ -23,6 +25,7 @@ export interface CrawlOutcome {
   durationMs: number;
   exclusions: ExclusionReport;
   politeness: PolitenessReport;
+  render: RenderReport;
 }
 
 export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlReport {
@@ -36,5 +39,6 @@ export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlRepo
     excluded: outcome.exclusions.excluded,
     excluded_examples: outcome.exclusions.excluded_examples,
     politeness: outcome.politeness,
+    render: outcome.render,
   };
 }

@@ -46,7 +46,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
         crawl: options,
       });
       await state.flush();
-      return { ok: true, truncated: run.truncated, progress: state.progress(), politeness: run.politeness };
+      return { ok: true, truncated: run.truncated, progress: state.progress(), politeness: run.politeness, render: run.render };
     } catch (error) {
       await state.flush().catch(() => {});
       const answer = crawlErrorAnswer(error, job.url);

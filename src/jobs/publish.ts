@@ -1,7 +1,14 @@
 // Turns a job's listed entries (in the store, sorted by loc) into its sitemap files with the shared
 // sitemap writer, each stored gzip-compressed: one <urlset> as sitemap.xml, or, past 50,000 URLs
 // or 50 MB, parts and a <sitemapindex> whose <loc>s are where the owner will publish them.
-import { crawlReport, type PartLimits, type PolitenessReport, type SitemapEntry, writeSitemap } from "../crawler/index.ts";
+import {
+  crawlReport,
+  type PartLimits,
+  type PolitenessReport,
+  type RenderReport,
+  type SitemapEntry,
+  writeSitemap,
+} from "../crawler/index.ts";
 import type { JobStore, StoredEntry, StoredJob } from "./job-store.ts";
 import type { JobProgress, JobResult } from "./model.ts";
 
@@ -33,7 +40,7 @@ export async function* storedEntries(store: JobStore, id: string): AsyncGenerato
 export async function publishResult(
   store: JobStore,
   job: StoredJob,
-  run: { truncated: boolean; progress: JobProgress; now: Date; politeness: PolitenessReport },
+  run: { truncated: boolean; progress: JobProgress; now: Date; politeness: PolitenessReport; render: RenderReport },
   limits?: PartLimits,
 ): Promise<JobResult | null> {
   const facts = (await store.get(job.id))?.crawl ?? job.crawl;
@@ -59,6 +66,7 @@ export async function publishResult(
       durationMs: run.progress.elapsed_ms,
       exclusions: { excluded: facts.excluded, excluded_examples: facts.excludedExamples },
       politeness: run.politeness,
+      render: run.render,
     },
     run.now,
   );

@@ -40,6 +40,8 @@ export interface JobsDeps {
   maxPages: number;
   /** --host-concurrency: the cap of the body's max_concurrency. */
   hostConcurrency: number;
+  /** A Chromium was found: `render` other than never may be asked for. */
+  renderAvailable: boolean;
   maxQueued: number;
   /** --free-daily-limit, for the document's 429 example. */
   freeDailyLimit: number;
@@ -80,9 +82,9 @@ export function jobView(job: StoredJob): Job {
   return view;
 }
 
-function validateJobBody(maxPages: number, hostConcurrency: number) {
+function validateJobBody(maxPages: number, hostConcurrency: number, renderAvailable: boolean) {
   return (body: Record<string, unknown>): BodyCheck<JobBody> => {
-    const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages, hostConcurrency });
+    const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages, hostConcurrency, renderAvailable });
     if (!parsed.ok) return parsed;
     let callbackUrl: string | null = null;
     if (body.callback_url !== undefined) {
@@ -127,7 +129,7 @@ const idParam = t.Object({ id: t.String({ description: "The job id from POST /ap
 const secured = { security: [{ [API_KEY_SCHEME]: [] }], tags: ["jobs"] };
 
 export const jobRoutes = (deps: JobsDeps) => {
-  const validate = validateJobBody(deps.maxPages, deps.hostConcurrency);
+  const validate = validateJobBody(deps.maxPages, deps.hostConcurrency, deps.renderAvailable);
 
   /** The job if this request's key owns it; otherwise the 401 or 404 to answer. */
   async function ownJob(request: Request, id: string): Promise<StoredJob | Response> {

@@ -3,7 +3,7 @@
 // back with their progress, so the next process to claim them continues where they were.
 import type { ClaimedJob, JobStore } from "./job-store.ts";
 import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
-import type { PolitenessReport } from "../crawler/index.ts";
+import type { PolitenessReport, RenderReport } from "../crawler/index.ts";
 
 /** Claims per job before it is given up: a job that killed its process three times would again. */
 export const MAX_ATTEMPTS = 3;
@@ -22,7 +22,7 @@ export interface JobControl {
 
 /** How a crawl ended: what it found (already in the store) or how /api/generate would have failed. */
 export type CrawlEnd =
-  | { ok: true; truncated: boolean; progress: JobProgress; politeness?: PolitenessReport }
+  | { ok: true; truncated: boolean; progress: JobProgress; politeness?: PolitenessReport; render?: RenderReport }
   | { ok: false; error: JobError; progress: JobProgress };
 
 export interface RunnerDeps {
@@ -39,7 +39,12 @@ export interface RunnerDeps {
   crawl: (job: ClaimedJob, control: JobControl) => Promise<CrawlEnd>;
   /** Renders the listed entries into sitemap files in the store; the result without its crawl facts. */
   /** `politeness`: what the crawl's politeness did, when this process ran it to its end. */
-  publish: (job: ClaimedJob, truncated: boolean, progress: JobProgress, politeness?: PolitenessReport) => Promise<JobResult | null>;
+  publish: (
+    job: ClaimedJob,
+    truncated: boolean,
+    progress: JobProgress,
+    reports?: { politeness?: PolitenessReport; render?: RenderReport },
+  ) => Promise<JobResult | null>;
   /** Sends the finished job to its callback URL, if it has one. */
   notify: (jobId: string) => Promise<void>;
   log: (message: string) => void;
@@ -176,7 +181,7 @@ export class JobRunner {
       } else {
         // A job cancelled, or given up after its attempts, keeps what it found, truncated.
         const truncated = end.truncated || why === "cancelled";
-        result = await this.deps.publish(job, truncated, progress, end.ok ? end.politeness : undefined);
+        result = await this.deps.publish(job, truncated, progress, end.ok ? { politeness: end.politeness, render: end.render } : undefined);
         status = why === "cancelled" ? "cancelled" : "succeeded";
         if (result === null) {
           // Nothing stored to publish: a crawl that never got past its start page.

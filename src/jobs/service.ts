@@ -7,6 +7,7 @@ import {
   type CrawlNetwork,
   createCrawlNetwork,
   quietPoliteness,
+  type Renderer,
   type Resolver,
   systemResolver,
   type TargetPolicy,
@@ -43,6 +44,8 @@ export interface JobServiceDeps {
   resolve?: Resolver;
   /** The server's one network, shared with /api/generate's crawls; a service made alone has its own. */
   network?: CrawlNetwork;
+  /** The process's browser, for jobs with `render`; none: render is refused (400). */
+  renderer?: Renderer | null;
   /** Page requests of each job run, for the metrics. */
   countPages?: (pages: number) => void;
 }
@@ -72,15 +75,18 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
           deps.network ?? createCrawlNetwork({ policy, resolve, politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: 0 } }),
         now: Date.now,
         userAgent: USER_AGENT,
+        renderer: deps.renderer,
       },
     }),
-    publish: (job, truncated, progress, politeness) =>
+    publish: (job, truncated, progress, reports) =>
       publishResult(store, job, {
         truncated,
         progress,
         now: new Date(),
         // A job finished without this process's crawl (cancelled while its owner was gone): no counts.
-        politeness: politeness ?? quietPoliteness(job.options.max_concurrency ?? config.hostConcurrency, job.options.delay_ms ?? 0),
+        politeness:
+          reports?.politeness ?? quietPoliteness(job.options.max_concurrency ?? config.hostConcurrency, job.options.delay_ms ?? 0),
+        render: reports?.render ?? { mode: job.options.render ?? "never", rendered: false, pages_rendered: 0 },
       }),
     notify: createNotifier({
       store,
@@ -106,6 +112,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     admit: deps.admit,
     maxPages: config.jobMaxPages,
     hostConcurrency: config.hostConcurrency,
+    renderAvailable: Boolean(deps.renderer),
     maxQueued: config.jobQueue,
     freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),

@@ -21,6 +21,8 @@ export interface SitemapDeps extends AdmissionDeps {
   maxPages: number;
   /** --host-concurrency: the cap of the body's max_concurrency. */
   hostConcurrency: number;
+  /** A Chromium was found: `render` other than never may be asked for. */
+  renderAvailable: boolean;
   /** Where an unexpected failure (a 500) is told, one message, no newline. */
   log: (message: string) => void;
   /** Lifts the connection's idle timeout while a crawl runs or waits. */
@@ -66,7 +68,11 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
       let admitted: Admitted<CrawlOptions> | undefined;
       try {
         const outcome = await admission.admit(request, (body): BodyCheck<CrawlOptions> => {
-          const parsed = parseCrawlOptions(body, { maxPagesCap: deps.maxPages, hostConcurrency: deps.hostConcurrency });
+          const parsed = parseCrawlOptions(body, {
+            maxPagesCap: deps.maxPages,
+            hostConcurrency: deps.hostConcurrency,
+            renderAvailable: deps.renderAvailable,
+          });
           return parsed.ok ? { ok: true, value: parsed.options } : parsed;
         });
         if (outcome instanceof Response) return outcome;

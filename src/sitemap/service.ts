@@ -10,6 +10,7 @@ import {
   type CrawlNetwork,
   createCrawlNetwork,
   defaultCrawlLimits,
+  type Renderer,
   type Resolver,
   systemResolver,
   TargetRefusedError,
@@ -48,7 +49,7 @@ function crawlLimitsFor(config: Pick<SitemapServiceConfig, "maxPages" | "crawlTi
 
 export function createSitemapService(
   config: SitemapServiceConfig,
-  options: { resolve?: Resolver; stopSignal?: AbortSignal; network?: CrawlNetwork } = {},
+  options: { resolve?: Resolver; stopSignal?: AbortSignal; network?: CrawlNetwork; renderer?: Renderer | null } = {},
 ): SitemapService {
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = options.resolve ?? systemResolver;
@@ -69,7 +70,7 @@ export function createSitemapService(
     crawl(url, signal, crawlOptions) {
       const signals = options.stopSignal ? AbortSignal.any([signal, options.stopSignal]) : signal;
       // Wall-clock time: budgets need only differences, but lastmod is checked against today.
-      return crawlSite(url, limits, { fetch, now: Date.now, userAgent: USER_AGENT }, signals, crawlOptions);
+      return crawlSite(url, limits, { fetch, now: Date.now, userAgent: USER_AGENT, renderer: options.renderer }, signals, crawlOptions);
     },
   };
 }

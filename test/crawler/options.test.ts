@@ -27,6 +27,7 @@ describe("parseCrawlOptions", () => {
       images: false,
       max_concurrency: null,
       delay_ms: 0,
+      render: "never",
     });
   });
 
@@ -42,6 +43,7 @@ describe("parseCrawlOptions", () => {
       images: false,
       max_concurrency: 2,
       delay_ms: 250,
+      render: "never" as const,
     };
     expect(parse(body)).toEqual({ ok: true, options: body });
   });

@@ -57,7 +57,13 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
       throw new Error("a job past its attempts must not be crawled again");
     },
     publish: (job, truncated, progress) =>
-      publishResult(store, job, { truncated, progress, now: new Date(), politeness: quietPoliteness(4) }),
+      publishResult(store, job, {
+        truncated,
+        progress,
+        now: new Date(),
+        politeness: quietPoliteness(4),
+        render: { mode: "never", rendered: false, pages_rendered: 0 },
+      }),
     notify: async () => {},
     log: () => {},
   });

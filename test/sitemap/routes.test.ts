@@ -224,6 +224,7 @@ describe("POST /api/generate: step 7, the crawl", () => {
         excluded: { robots: 0, noindex: 0, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 },
         excluded_examples: { robots: [], noindex: [], canonical: [], redirect: [], not_html: [], http_error: [], failed: [], filtered: [] },
         politeness: { max_concurrency: 4, delay_ms: 0, crawl_delay_s: null, throttled: 0, retries: 0, paused_ms: 0 },
+        render: { mode: "never", rendered: false, pages_rendered: 0 },
       },
     });
     expect(res.headers.get("x-ratelimit-remaining")).toBe("4");

@@ -13,7 +13,13 @@ import { renderSitemap } from "../../src/crawler/output/xml.ts";
 
 /** A crawl result as the route receives it, from the fields a test cares about. */
 export function crawlResult(run: Pick<CrawlResult, "url" | "entries" | "pagesCrawled" | "truncated" | "durationMs">): CrawlResult {
-  return { ...run, sitemap: renderSitemap(run.entries), ...emptyExclusionReport(), politeness: quietPoliteness(4) };
+  return {
+    ...run,
+    sitemap: renderSitemap(run.entries),
+    ...emptyExclusionReport(),
+    politeness: quietPoliteness(4),
+    render: { mode: "never", rendered: false, pages_rendered: 0 },
+  };
 }
 
 export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?: () => boolean } = {}) {
@@ -30,6 +36,7 @@ export function testApp(overrides: Partial<SitemapDeps> = {}, options: { ready?:
     slots: new CrawlSlots(4, 16),
     maxPages: 500,
     hostConcurrency: 4,
+    renderAvailable: false,
     checkTarget: async () => {},
     crawl: async (url) => crawlResult({ url, entries: [{ loc: url }], pagesCrawled: 1, truncated: false, durationMs: 12 }),
     ...overrides,

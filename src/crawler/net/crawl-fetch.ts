@@ -35,6 +35,12 @@ export interface CrawlConnection {
   /** robots.txt's Crawl-delay for a host (seconds, or null): raises the host's interval for every crawl. */
   crawlDelay(host: string, seconds: number | null): void;
   politeness(): PolitenessReport;
+  /**
+   * A rendered page's sub-request (render/render.ts): through the same guard, politeness and
+   * client; to the page's own origin under the crawl's address policy, to other origins only on
+   * public addresses, whatever the server allows for crawl targets.
+   */
+  subFetch(url: URL, init: { headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal }): Promise<Response>;
 }
 
 export interface CrawlNetwork {
@@ -53,15 +59,26 @@ export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
     config,
     open(settings = {}) {
       const crawl = politeness.open(settings);
+      const send = crawl.wrap(client.send);
+      const fetch = createGuardedFetch(options.policy, resolve, send);
+      let thirdParty: HopFetcher | undefined;
       return {
-        fetch: createGuardedFetch(options.policy, resolve, crawl.wrap(client.send)),
+        fetch,
         maxConcurrency: crawl.maxConcurrency,
         crawlDelay: (host, seconds) => crawl.crawlDelay(host, seconds),
         politeness: () => crawl.report(),
+        subFetch(url, { headers, sameOrigin, signal }) {
+          if (sameOrigin) return fetch(url, { headers, signal });
+          thirdParty ??= createGuardedFetch(PUBLIC_ONLY, resolve, send);
+          return thirdParty(url, { headers, signal });
+        },
       };
     },
   };
 }
+
+/** Other origins' sub-requests of a rendered page: public addresses only. */
+const PUBLIC_ONLY: TargetPolicy = { allowPrivate: false, allowTargets: [] };
 
 /** A connection over a bare fetcher, with no politeness: for tests that script the network. */
 export function plainConnection(fetch: HopFetcher, maxConcurrency: number): CrawlConnection {
@@ -70,5 +87,6 @@ export function plainConnection(fetch: HopFetcher, maxConcurrency: number): Craw
     maxConcurrency,
     crawlDelay: () => {},
     politeness: () => quietPoliteness(maxConcurrency),
+    subFetch: (url, { headers, signal }) => fetch(url, { headers, signal }),
   };
 }

@@ -1,0 +1,273 @@
+// The system's Chromium, started and kept by genapi: headless, over the DevTools protocol, with no
+// network of its own. Its proxy is a closed loopback port (loopback included: `<-loopback>`), its
+// background traffic is off, and every request a rendered page makes is paused by the Fetch domain
+// and answered by genapi (render.ts); a request that escaped interception would meet the closed
+// proxy and fail, never the network.
+//
+// One browser per process, shared by every crawl; `tabs` pages render at once. It is restarted
+// every RESTART_EVERY_PAGES pages, when its processes pass MAX_BROWSER_RSS, and after a crash.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { Cdp, CdpError } from "./cdp.ts";
+
+export const RESTART_EVERY_PAGES = 500;
+export const MAX_BROWSER_RSS = 1024 * 1024 * 1024;
+/** The browser's processes are measured every so many pages. */
+const MEASURE_EVERY_PAGES = 25;
+const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
+
+/** The first of the usual Chromium names on PATH, or the path given; null when there is none. */
+export function findChromium(given: string | null, path = process.env.PATH ?? ""): string | null {
+  if (given !== null) return existsSync(given) ? given : null;
+  for (const name of CANDIDATES) {
+    for (const dir of path.split(delimiter)) {
+      if (dir !== "" && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  return null;
+}
+
+export interface BrowserOptions {
+  executable: string;
+  /** Pages rendered at once. */
+  tabs: number;
+  /**
+   * Chromium's sandbox off: only where the process runs as root (tests in a root container),
+   * where Chromium refuses to start with it. Never in the service (it runs as its own user).
+   */
+  noSandbox: boolean;
+  log: (message: string) => void;
+}
+
+/** One browser process and its DevTools connection. */
+interface Running {
+  proc: Bun.Subprocess;
+  cdp: Cdp;
+  userDataDir: string;
+  pages: number;
+}
+
+export class Browser {
+  private running: Promise<Running> | null = null;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  /** Browser starts, for tests and the report. */
+  starts = 0;
+
+  constructor(private readonly options: BrowserOptions) {}
+
+  /** Runs `use` with a tab's worth of the browser: waits for one of `tabs` slots, starts the browser if needed. */
+  async withTab<T>(signal: AbortSignal, use: (cdp: Cdp) => Promise<T>): Promise<T> {
+    await this.slot(signal);
+    try {
+      const running = await this.ensure();
+      running.pages++;
+      try {
+        return await use(running.cdp);
+      } finally {
+        if (running.pages % MEASURE_EVERY_PAGES === 0 || running.pages >= RESTART_EVERY_PAGES) this.checkHealth(running);
+      }
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** The browser's processes' resident memory, bytes (Linux /proc), or null when unknown. */
+  async memory(): Promise<number | null> {
+    const running = await this.running?.catch(() => null);
+    return running ? treeRss(running.proc.pid) : null;
+  }
+
+  /** Kills the browser (a crash, for tests): the next page starts another. */
+  async kill(): Promise<void> {
+    const running = await this.running?.catch(() => null);
+    running?.proc.kill("SIGKILL");
+  }
+
+  async close(): Promise<void> {
+    const running = this.running;
+    this.running = null;
+    const r = await running?.catch(() => null);
+    if (r) await stop(r);
+  }
+
+  private slot(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.active < this.options.tabs) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const go = () => {
+        signal.removeEventListener("abort", onAbort);
+        this.active++;
+        resolve();
+      };
+      const onAbort = () => {
+        const at = this.waiting.indexOf(go);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.waiting.push(go);
+    });
+  }
+
+  private ensure(): Promise<Running> {
+    if (this.running === null) {
+      this.running = this.launch();
+      // A failed start is not kept: the next page tries again.
+      this.running.catch(() => {
+        this.running = null;
+      });
+    }
+    return this.running;
+  }
+
+  /** After a page: restart a browser that has rendered its share of pages or grown too large (pages in flight finish first). */
+  private checkHealth(running: Running): void {
+    const rss = treeRss(running.proc.pid);
+    const why =
+      running.pages >= RESTART_EVERY_PAGES
+        ? `${running.pages} pages rendered`
+        : rss !== null && rss > MAX_BROWSER_RSS
+          ? `its processes use ${Math.round(rss / 2 ** 20)} MiB`
+          : null;
+    if (why === null) return;
+    void this.retire(running, why);
+  }
+
+  private async retire(running: Running, why: string): Promise<void> {
+    const current = await this.running?.catch(() => null);
+    if (current !== running) return;
+    this.running = null;
+    this.options.log(`restarting the browser: ${why}`);
+    // Tabs still rendering on it finish first (they hold the old connection); new ones start another.
+    const drained = () => this.active === 0;
+    for (let waited = 0; !drained() && waited < 30_000; waited += 100) await Bun.sleep(100);
+    await stop(running);
+  }
+
+  private async launch(): Promise<Running> {
+    this.starts++;
+    const userDataDir = mkdtempSync(join(tmpdir(), "genapi-chromium-"));
+    const args = [
+      "--headless=new",
+      "--remote-debugging-port=0",
+      `--user-data-dir=${userDataDir}`,
+      // No network of its own: whatever is not intercepted meets a closed port, loopback included.
+      "--proxy-server=http://127.0.0.1:9",
+      "--proxy-bypass-list=<-loopback>",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-default-apps",
+      "--disable-extensions",
+      "--disable-domain-reliability",
+      "--disable-client-side-phishing-detection",
+      "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--metrics-recording-only",
+      "--mute-audio",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      ...(this.options.noSandbox ? ["--no-sandbox"] : []),
+      "about:blank",
+    ];
+    const proc = Bun.spawn([this.options.executable, ...args], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    try {
+      const url = await devtoolsUrl(proc);
+      const cdp = await Cdp.connect(url);
+      const running: Running = { proc, cdp, userDataDir, pages: 0 };
+      cdp.onClose(() => {
+        // A crash or a kill: forget this browser; the next page starts another.
+        void this.running?.then((current) => {
+          if (current === running) this.running = null;
+        });
+        proc.kill("SIGKILL");
+        rmSync(userDataDir, { recursive: true, force: true });
+      });
+      return running;
+    } catch (error) {
+      proc.kill("SIGKILL");
+      rmSync(userDataDir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+}
+
+async function stop(running: Running): Promise<void> {
+  try {
+    await Promise.race([running.cdp.send("Browser.close"), Bun.sleep(2_000)]);
+  } catch {
+    // Gone already.
+  }
+  running.cdp.close();
+  running.proc.kill("SIGKILL");
+  await running.proc.exited;
+  rmSync(running.userDataDir, { recursive: true, force: true });
+}
+
+/** Reads "DevTools listening on ws://..." from the browser's stderr. */
+async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
+  const stderr = proc.stderr as ReadableStream<Uint8Array>;
+  const reader = stderr.pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>).getReader();
+  let text = "";
+  const deadline = setTimeout(() => reader.cancel().catch(() => {}), 20_000);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+      const match = /DevTools listening on (ws:\/\/\S+)/.exec(text);
+      if (match) {
+        // Keep draining stderr, or the browser blocks once the pipe is full.
+        void (async () => {
+          while (!(await reader.read().catch(() => ({ done: true }))).done) {}
+        })();
+        return match[1]!;
+      }
+      if (text.length > 64 * 1024) text = text.slice(-8 * 1024);
+    }
+  } finally {
+    clearTimeout(deadline);
+  }
+  const last = text.trim().split("\n").at(-1) ?? "";
+  throw new CdpError(`the browser did not start${last ? `: ${last.slice(0, 300)}` : ""}`);
+}
+
+/** Resident memory of a process and its descendants (Linux /proc), or null where /proc is not readable. */
+export function treeRss(root: number): number | null {
+  try {
+    const children = new Map<number, number[]>();
+    const rss = new Map<number, number>();
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const pid = Number(name);
+        const ppid = Number(fields[1]);
+        rss.set(pid, Number(fields[21]) * 4096);
+        const list = children.get(ppid) ?? [];
+        list.push(pid);
+        children.set(ppid, list);
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+    let total = 0;
+    const stack = [root];
+    while (stack.length > 0) {
+      const pid = stack.pop()!;
+      total += rss.get(pid) ?? 0;
+      stack.push(...(children.get(pid) ?? []));
+    }
+    return total;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,222 @@
+// One page rendered in the browser, every request of it answered by genapi. The page opens in a
+// fresh browser context (no cookie, storage or cache shared with anything else), the Fetch domain
+// pauses each request of the page and of the workers and frames it starts (before any DNS lookup
+// or connection), and each is answered here:
+// - the document itself with the bytes the crawl already fetched (no second request);
+// - other GET/HEAD requests through the crawl's network path: the address guard with its own DNS
+//   answer, politeness, the HTTP client's TLS checks and size caps; the page's own origin as the
+//   crawl's policy allows, other origins only on public addresses; at most MAX_SUBREQUESTS;
+// - anything else (POST and other methods, beacons, forms, WebSocket upgrades, non-http schemes,
+//   the 101st request) fails. Service workers are not registered and downloads are denied.
+// The DOM is read once the load event has fired and the network has been quiet for 500 ms, or
+// when the render timeout strikes, whichever comes first.
+import type { Protocol } from "devtools-protocol";
+import { discardBody, readCapped } from "../net/body.ts";
+import type { Browser } from "./browser.ts";
+import type { Cdp } from "./cdp.ts";
+
+export const MAX_SUBREQUESTS = 100;
+/** Quiet time after the load event before the DOM is read. */
+export const IDLE_MS = 500;
+/** A sub-request's body is read up to this (the page's own cap). */
+const MAX_SUBREQUEST_BYTES = 5 * 1024 * 1024;
+
+/** A sub-request on its way out: what the page asked, answered by the crawl's network. */
+export type SubFetch = (
+  url: URL,
+  init: { method: "GET" | "HEAD"; headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal },
+) => Promise<Response>;
+
+export interface RenderInput {
+  url: string;
+  /** The document's own answer, already fetched by the crawl. */
+  document: { status: number; headers: Headers; body: Uint8Array };
+  fetch: SubFetch;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+export interface Rendered {
+  /** The DOM as HTML (document.documentElement.outerHTML with its doctype). */
+  html: string;
+  /** Sub-requests answered, and refused (method, scheme, address, count). */
+  subrequests: number;
+  refused: number;
+  timedOut: boolean;
+}
+
+/** Disables service workers and beacons before any script of the page runs. */
+const PAGE_PRELUDE = `(() => {
+  try { Object.defineProperty(navigator, "serviceWorker", { get: () => undefined, configurable: false }); } catch {}
+  try { navigator.sendBeacon = () => false; } catch {}
+})();`;
+
+export async function renderPage(browser: Browser, input: RenderInput): Promise<Rendered> {
+  return browser.withTab(input.signal, (cdp) => renderIn(cdp, input));
+}
+
+async function renderIn(cdp: Cdp, input: RenderInput): Promise<Rendered> {
+  const { browserContextId } = await cdp.send("Target.createBrowserContext", { disposeOnDetach: true });
+  const sessions = new Set<string>();
+  const stopListening: (() => void)[] = [];
+  const abort = new AbortController();
+  const onOuterAbort = () => abort.abort(input.signal.reason);
+  input.signal.addEventListener("abort", onOuterAbort, { once: true });
+  let subrequests = 0;
+  let refused = 0;
+  let inFlight = 0;
+  let lastActivity = performance.now();
+  let loaded = false;
+  let documentServed = false;
+  const origin = new URL(input.url).origin;
+
+  const fail = (requestId: string, sessionId: string | undefined) => {
+    refused++;
+    return cdp.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, sessionId).catch(() => {});
+  };
+
+  const answer = async (event: Protocol.Fetch.RequestPausedEvent, sessionId: string | undefined) => {
+    const { requestId, request } = event;
+    lastActivity = performance.now();
+    if (!sessions.has(sessionId ?? "")) return;
+    // The document: the crawl's own answer.
+    if (!documentServed && event.resourceType === "Document" && request.url.split("#")[0] === input.url) {
+      documentServed = true;
+      await cdp
+        .send(
+          "Fetch.fulfillRequest",
+          {
+            requestId,
+            responseCode: input.document.status,
+            responseHeaders: headerList(input.document.headers),
+            body: Buffer.from(input.document.body).toString("base64"),
+          },
+          sessionId,
+        )
+        .catch(() => {});
+      return;
+    }
+    const url = URL.parse(request.url);
+    const method = request.method.toUpperCase();
+    if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || (method !== "GET" && method !== "HEAD")) {
+      await fail(requestId, sessionId);
+      return;
+    }
+    if (subrequests >= MAX_SUBREQUESTS) {
+      await fail(requestId, sessionId);
+      return;
+    }
+    subrequests++;
+    inFlight++;
+    try {
+      const res = await input.fetch(url, {
+        method: method as "GET" | "HEAD",
+        headers: safeHeaders(request.headers),
+        sameOrigin: url.origin === origin,
+        signal: abort.signal,
+      });
+      let body: Uint8Array = new Uint8Array(0);
+      if (method === "HEAD") discardBody(res);
+      else body = (await readCapped(res, MAX_SUBREQUEST_BYTES, abort.signal)).bytes;
+      await cdp.send(
+        "Fetch.fulfillRequest",
+        { requestId, responseCode: res.status, responseHeaders: headerList(res.headers), body: Buffer.from(body).toString("base64") },
+        sessionId,
+      );
+    } catch {
+      // Refused by the guard, failed, or the page is done: the page sees a network error.
+      await fail(requestId, sessionId);
+    } finally {
+      inFlight--;
+      lastActivity = performance.now();
+    }
+  };
+
+  stopListening.push(
+    cdp.on("Fetch.requestPaused", (event, sessionId) => void answer(event, sessionId)),
+    cdp.on("Page.loadEventFired", (_event, sessionId) => {
+      if (sessionId === pageSession) loaded = true;
+    }),
+    // Frames and workers of the page: intercepted as the page is, then let run.
+    cdp.on("Target.attachedToTarget", (event, parent) => {
+      if (!sessions.has(parent ?? "")) return;
+      const child = event.sessionId;
+      sessions.add(child);
+      void (async () => {
+        await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
+        await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, child).catch(() => {});
+        await cdp.send("Runtime.runIfWaitingForDebugger", undefined, child).catch(() => {});
+      })();
+    }),
+  );
+
+  let pageSession: string | undefined;
+  let timedOut = false;
+  try {
+    await cdp.send("Browser.setDownloadBehavior", { behavior: "deny", browserContextId }).catch(() => {});
+    const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank", browserContextId });
+    const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
+    pageSession = sessionId;
+    sessions.add(sessionId);
+    await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
+    await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
+    await cdp.send("Page.enable", undefined, sessionId);
+    await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source: PAGE_PRELUDE }, sessionId);
+    const deadline = performance.now() + input.timeoutMs;
+    await cdp.send("Page.navigate", { url: input.url }, sessionId);
+    // The load event, then IDLE_MS with no request of the page in flight or started.
+    for (;;) {
+      input.signal.throwIfAborted();
+      const now = performance.now();
+      if (now >= deadline) {
+        timedOut = true;
+        break;
+      }
+      if (loaded && inFlight === 0 && now - lastActivity >= IDLE_MS) break;
+      await Bun.sleep(Math.min(50, deadline - now));
+    }
+    // A page that never settles is read as it stands; a script still running gets a moment, no more.
+    const result = await Promise.race([
+      cdp.send(
+        "Runtime.evaluate",
+        {
+          expression:
+            "(document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '') + document.documentElement.outerHTML",
+          returnByValue: true,
+          timeout: 2_000,
+        },
+        sessionId,
+      ),
+      Bun.sleep(3_000).then(() => null),
+    ]);
+    const html = typeof result?.result.value === "string" ? result.result.value : "";
+    return { html, subrequests, refused, timedOut };
+  } finally {
+    abort.abort(new Error("rendered"));
+    input.signal.removeEventListener("abort", onOuterAbort);
+    for (const stop of stopListening) stop();
+    await cdp.send("Target.disposeBrowserContext", { browserContextId }).catch(() => {});
+  }
+}
+
+function headerList(headers: Headers): Protocol.Fetch.HeaderEntry[] {
+  const list: Protocol.Fetch.HeaderEntry[] = [];
+  headers.forEach((value, name) => {
+    // The body is handed over decoded and whole.
+    if (name === "content-encoding" || name === "content-length" || name === "transfer-encoding") return;
+    list.push({ name, value });
+  });
+  return list;
+}
+
+/** The page's request headers less those the network path sets itself. */
+function safeHeaders(headers: Protocol.Network.Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower === "host" || lower === "cookie" || lower === "authorization" || lower.startsWith("proxy-") || lower === "connection")
+      continue;
+    out[name] = String(value);
+  }
+  return out;
+}
