@@ -999,6 +999,13 @@ class Connection {
     const parts = this.parts;
     this.parts = [];
     if (sink === Sink.Stream) this.controller!.close();
+    // The body's last bytes may have paused the socket (its reader was behind). A closed stream is
+    // never pulled again, so nothing else would resume it: the next response on this connection
+    // would never be read, and bytes arriving while it is idle never seen.
+    if (this.paused) {
+      this.paused = false;
+      this.socket!.resume();
+    }
     // The connection goes back before the Response is made: a caller that awaits the Response
     // and sends again finds it idle.
     this.pending = null;

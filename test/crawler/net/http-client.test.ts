@@ -596,6 +596,31 @@ describe("bodies", () => {
     expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
 
+  test("a streamed body that ends while its reader is behind: the connection serves the next request", async () => {
+    // The last piece of the body filled the stream past its high-water mark, which paused the
+    // socket; the body ended there and the connection went back to the pool paused. A stream
+    // that is closed is never pulled again, so nothing resumed it: the next request on it was
+    // written and its answer never read, until the request's own deadline (a page counted failed).
+    const big = pseudoText(300 * 1024);
+    const head = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${big.byteLength}\r\n\r\n`);
+    const server = rawServer(({ target }, conn) => {
+      if (target === "/big") void send(conn, Buffer.concat([head, big.subarray(0, 270 * 1024)]));
+      else void send(conn, response("200 OK", [["Content-Length", 2]], "ok"));
+    });
+    const http = client();
+    // Handed over as a stream once past bufferBytes (256 KiB): 270 KiB wait in it, unread.
+    const res = await http.send(`${server.url}/big`, {});
+    void send(server.connections[0]!, big.subarray(270 * 1024));
+    expect(await until(() => http.stats().idle === 1)).toBe(true);
+    expect(await res.bytes()).toEqual(big);
+    const next = await http.send(`${server.url}/small`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.text(),
+      (err: Error) => `failed: ${err.name}`,
+    );
+    expect(next).toBe("ok");
+    expect(server.connections).toHaveLength(1);
+  });
+
   test("a small whole body is a BufferedResponse: bytes as received, a stream on demand, used once", async () => {
     const server = okServer("héllo wörld", [["Content-Type", "text/plain"]]);
     const http = client();
