@@ -44,6 +44,35 @@ async function crawl(
 
 const paths = (server: RawServer, entries: { loc: string }[]) => entries.map((e) => e.loc.replace(server.url, ""));
 
+test("bytes a page's connection carries after its response are not the next page's answer", async () => {
+  // After each page, the server sends what looks like another response, linking to /secret, which
+  // no page links to: a body longer than its Content-Length, or a 204's body. The crawler had read
+  // the page and reused the connection for the next one in the same turn of the event loop, before
+  // the data event of those bytes ran: they were read as the next page, /secret was queued and
+  // listed, and the next page's own answer was then dropped as stray bytes.
+  const stray = html(links("/secret"));
+  const server = rawSite(async ({ target }, conn) => {
+    if (target === "/robots.txt") return send(conn, notFound);
+    if (target === "/") return send(conn, html(links("/a", "/b", "/c")));
+    return send(conn, target === "/secret" ? html("<p>nobody links here") : html(`<p>page ${target}`));
+  });
+  // The moment a page's response has been read (before the crawler sends anything else), the
+  // server writes the extra bytes on that page's connection: a few bytes on loopback, on the
+  // crawler's socket at once.
+  const wrap =
+    (inner: Send): Send =>
+    async (input, init) => {
+      const res = await inner(input, init);
+      const target = new URL(input).pathname;
+      const conn = server.connections.findLast((c) => c.requests.at(-1)?.target === target);
+      if (target !== "/robots.txt" && conn !== undefined) conn.socket.write(stray);
+      return res;
+    };
+  const result = await crawl(server, { limits: { concurrency: 1 }, wrap });
+  expect(paths(server, result.entries)).toEqual(["/", "/a", "/b", "/c"]);
+  expect(server.requests().map((r) => r.target)).not.toContain("/secret");
+});
+
 test("a large page whose body pauses longer than the pool's idle timeout is read within the page's deadline", async () => {
   // Issue 22: a 284,880-byte page was counted failed in one run of six. Nothing but the page's own
   // deadline (requestTimeoutMs, 10 s) bounds its body: the pool's idle timeout (4 s) closes idle

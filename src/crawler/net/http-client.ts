@@ -7,6 +7,11 @@
 // and port, TLS options). A body that ends within `bufferBytes` is handed over whole as a
 // BufferedResponse (the bytes as they came off the socket: no stream, no copy); a longer one as a
 // stream that pauses the socket while its reader is behind, and whose cancel closes the connection.
+// A connection is reused only when nothing arrived on it after its last response: the request is
+// written once the event loop has polled its socket (Pool.afterPoll), so bytes a server sent past a
+// response (a body longer than its Content-Length, a 204's body) end the connection instead of
+// answering the next request. Bytes sent after the next request was written are its answer: HTTP/1.1
+// cannot tell them apart, and they come from the server that answers it anyway.
 //
 // It is a drop-in for guarded-fetch.ts's `Send` with the semantics the crawler had from fetch
 // (redirect "manual", decompress, proxy false, tls.serverName): the URL's host is the IP literal the
@@ -150,6 +155,9 @@ class Pool {
   /** Identities of TLS option values (a CA, a client certificate) for the pool key. */
   private readonly tlsIds = new Map<unknown, number>();
   private readonly targets = new Map<string, Target>();
+  /** Connections taken from the pool, waiting for a poll before their request is written. */
+  private reserved: Connection[] = [];
+  private polling = false;
 
   constructor(readonly options: Required<HttpClientOptions>) {}
 
@@ -334,6 +342,31 @@ class Pool {
     }
   }
 
+  /**
+   * Writes the request of each connection taken from the pool once the event loop has polled the
+   * sockets since it was taken. Bytes already sent on an idle connection when it is reused may
+   * still wait in the kernel, their data event not run yet (the caller reuses it in the very turn
+   * the last response ended): written at once, the request would get them as its answer. Two
+   * setImmediate hops put a poll in between (one runs before the next poll, one scheduled from it
+   * after); the data event then finds the connection not Busy and closes it (onData). One pair of
+   * hops serves every connection taken in the same turn.
+   */
+  afterPoll(connection: Connection): void {
+    this.reserved.push(connection);
+    if (this.polling) return;
+    this.polling = true;
+    setImmediate(this.startPoll);
+  }
+
+  private readonly startPoll = (): void => {
+    const batch = this.reserved;
+    this.reserved = [];
+    this.polling = false;
+    setImmediate(() => {
+      for (const connection of batch) connection.afterPoll();
+    });
+  };
+
   /** An idle connection that closed or misbehaved. */
   forget(connection: Connection): void {
     const list = this.idle.get(connection.target.key);
@@ -390,6 +423,8 @@ const enum State {
   Connecting,
   Busy,
   Idle,
+  /** Taken from the pool for a request not written yet: waiting for a poll of its socket (Pool.afterPoll). */
+  Reserved,
   Closed,
 }
 
@@ -504,11 +539,30 @@ class Connection {
     this.size = 0;
     this.controller = null;
     if (this.state === State.Idle) {
-      this.state = State.Busy;
+      this.state = State.Reserved;
       this.socket!.ref();
-      this.write(pending.head);
+      this.pool.afterPoll(this);
     }
     // A new connection writes once it is open (and, for TLS, verified).
+  }
+
+  /**
+   * The event loop has polled the sockets since this idle connection was taken: the request is
+   * written, unless something arrived on it meanwhile (or it closed). Bytes that came between two
+   * responses are nobody's answer; the connection is gone and the request goes on another one.
+   */
+  afterPoll(): void {
+    const pending = this.pending;
+    if (this.state === State.Reserved) {
+      this.state = State.Busy;
+      this.write(pending!.head);
+      return;
+    }
+    // Closed meanwhile (stray bytes, the server's close or an error); an abort took the request away.
+    if (pending === null) return;
+    this.pending = null;
+    pending.connection = null;
+    this.pool.dispatch(pending, true);
   }
 
   onOpen(socket: Socket<Connection>): void {
@@ -560,7 +614,8 @@ class Connection {
 
   onData(chunk: Buffer): void {
     if (this.state !== State.Busy || this.pending === null || this.phase === Phase.Done) {
-      // Bytes nobody asked for (a second response, a stray byte on an idle connection).
+      // Bytes nobody asked for (a second response, a stray byte on an idle connection or on one taken
+      // from the pool whose request is not written yet: afterPoll then sends the request elsewhere).
       this.destroy();
       return;
     }
@@ -1087,6 +1142,11 @@ class Connection {
       this.state = State.Closed;
       return;
     }
+    // Closed by the server before the request was written: afterPoll sends it elsewhere.
+    if (this.state === State.Reserved) {
+      this.destroy();
+      return;
+    }
     // A close with an error (a reset) cuts the body short (RFC 9112 8): it falls through to the failure.
     if (this.pending !== null && this.phase === Phase.Body && this.framing === Framing.Close && error === undefined) {
       this.keepAlive = false;
@@ -1108,7 +1168,7 @@ class Connection {
 
   onError(error: Error): void {
     if (this.state === State.Closed && this.pending === null) return;
-    if (this.state === State.Idle) {
+    if (this.state === State.Idle || this.state === State.Reserved) {
       this.destroy();
       return;
     }
