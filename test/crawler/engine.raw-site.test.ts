@@ -94,3 +94,19 @@ test("a large page whose body pauses longer than the pool's idle timeout is read
   expect(result.excluded.failed).toBe(0);
   expect(paths(server, result.entries)).toEqual(["/", "/after", "/big"]);
 });
+
+test("a link to /x? is requested as /x?, so robots.txt judges what is fetched", async () => {
+  // URL.search is "" for an empty query: /x? was judged by robots.txt as /x? (which "Disallow: /x$"
+  // does not match), then requested as /x, the page robots.txt forbids, and listed as /x?.
+  const server = rawSite(async ({ target }, conn) => {
+    if (target === "/robots.txt") return send(conn, html("User-agent: *\nDisallow: /x$\n"));
+    if (target === "/") return send(conn, html(links("/x?", "/x", "/y?")));
+    return send(conn, html(`<p>${target}`));
+  });
+  const result = await crawl(server);
+  expect(paths(server, result.entries)).toEqual(["/", "/x?", "/y?"]);
+  expect(server.requests().map((r) => r.target)).toEqual(expect.arrayContaining(["/x?", "/y?"]));
+  expect(server.requests().map((r) => r.target)).not.toContain("/x");
+  expect(result.excluded.robots).toBe(1);
+  expect(result.excluded_examples.robots).toEqual([`${server.url}/x`]);
+});

@@ -5,7 +5,7 @@
 // and, for https, the TLS server name.
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
-import { createHttpClient } from "./http-client.ts";
+import { createHttpClient, requestTarget } from "./http-client.ts";
 import { untilAborted } from "./abort.ts";
 import type { HopFetcher } from "./request.ts";
 
@@ -53,7 +53,8 @@ export function createGuardedFetch(
       lastHost = url.host;
       sent = { ...withoutHost(headers), Host: url.host };
     }
-    return send(`${url.protocol}//${authority}${url.pathname}${url.search}`, {
+    // The path and query as the URL is listed ("/x?" stays "/x?"): robots.txt judged that URL.
+    return send(`${url.protocol}//${authority}${requestTarget(url)}`, {
       signal,
       headers: sent,
       redirect: "manual",

@@ -213,7 +213,7 @@ class Pool {
       https = url.protocol === "https:";
       if (!https && url.protocol !== "http:") throw new TypeError(`http-client: unsupported protocol ${url.protocol}`);
       authority = url.host;
-      target = `${url.pathname}${url.search}`;
+      target = requestTarget(url);
     }
     const server = this.target(https, authority, https ? init.tls : undefined);
 
@@ -402,6 +402,21 @@ class Pool {
       }
     }
   }
+}
+
+/**
+ * The request target (origin-form, RFC 9112 3.2.1) of a parsed URL: its path and query exactly as
+ * serialised, an empty query included. `pathname + search` loses that one: URL.search is "" for
+ * "/x?" as for "/x", and robots.txt tells them apart ("Disallow: /x$" matches only "/x").
+ */
+export function requestTarget(url: URL): string {
+  const search = url.search;
+  if (search !== "") return url.pathname + search;
+  // No query or an empty one. Neither a path nor a query holds a raw "#" once serialised: the
+  // first one in href starts the fragment (which `hash` leaves out when it is empty, "/x?#").
+  const href = url.href;
+  const hash = href.indexOf("#");
+  return href.charCodeAt((hash < 0 ? href.length : hash) - 1) === 63 ? `${url.pathname}?` : url.pathname;
 }
 
 /** A serialised http(s) URL with an IP literal host and nothing the URL parser would change. */

@@ -137,6 +137,18 @@ describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
     expect(send.sent[0]?.init).toMatchObject({ redirect: "manual", decompress: true, proxy: false, tls: undefined });
   });
 
+  test("an empty query is sent as it is listed: /x? is requested as /x?, never as /x", async () => {
+    // URL.search is "" for an empty query as for none: the request target was pathname + search,
+    // so a link to /x? (which robots.txt's "Disallow: /x$" allows) was fetched as /x.
+    const send = recordingSend({}, sender());
+    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), send);
+    for (const path of ["/x?", "/x?#top", "/x", "/x#top", "/x?a=1", "/x??"]) {
+      await (await get(new URL(`http://rebind.test:${port}${path}`), hop())).text();
+    }
+    const origin = `http://127.0.0.1:${port}`;
+    expect(send.sent.map((s) => s.input.slice(origin.length))).toEqual(["/x?", "/x?", "/x", "/x", "/x?a=1", "/x??"]);
+  });
+
   test("returns a redirect as it is, without following it", async () => {
     const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), sender());
     const start = seen.length;

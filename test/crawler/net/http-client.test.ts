@@ -187,9 +187,19 @@ describe("requests and responses", () => {
   test("paths the URL parser would change are sent as it serialises them", async () => {
     const server = okServer();
     const http = client();
-    for (const path of ["/a b", "/a/../b", "/x/%2e%2e/y", "/.well-known/z", "/q?a=<b>#frag"])
+    for (const path of ["/a b", "/a/../b", "/x/%2e%2e/y", "/.well-known/z", "/q?a=<b>#frag", "/a b?", "/a b?#frag", "/q?"])
       await (await http.send(`${server.url}${path}`, {})).text();
-    expect(server.requests().map((r) => r.target)).toEqual(["/a%20b", "/b", "/y", "/.well-known/z", "/q?a=%3Cb%3E"]);
+    // An empty query stays: "/x?" is another URL than "/x" (robots.txt's "/x$" matches only the latter).
+    expect(server.requests().map((r) => r.target)).toEqual([
+      "/a%20b",
+      "/b",
+      "/y",
+      "/.well-known/z",
+      "/q?a=%3Cb%3E",
+      "/a%20b?",
+      "/a%20b?",
+      "/q?",
+    ]);
   });
 
   test("HEAD, 204 and 304 have no body, whatever Content-Length says; the connection serves on", async () => {
