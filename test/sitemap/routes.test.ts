@@ -221,8 +221,18 @@ describe("POST /api/generate: step 7, the crawl", () => {
         truncated: true,
         duration_ms: 1830,
         generated_at: "2026-11-21T10:00:00.000Z",
-        excluded: { robots: 0, noindex: 0, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 },
-        excluded_examples: { robots: [], noindex: [], canonical: [], redirect: [], not_html: [], http_error: [], failed: [], filtered: [] },
+        excluded: { robots: 0, noindex: 0, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0, invalid: 0 },
+        excluded_examples: {
+          robots: [],
+          noindex: [],
+          canonical: [],
+          redirect: [],
+          not_html: [],
+          http_error: [],
+          failed: [],
+          filtered: [],
+          invalid: [],
+        },
       },
     });
     expect(res.headers.get("x-ratelimit-remaining")).toBe("4");

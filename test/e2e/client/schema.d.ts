@@ -725,7 +725,8 @@ export interface operations {
                      *           "not_html": 0,
                      *           "http_error": 0,
                      *           "failed": 0,
-                     *           "filtered": 0
+                     *           "filtered": 0,
+                     *           "invalid": 0
                      *         },
                      *         "excluded_examples": {
                      *           "robots": [],
@@ -737,7 +738,8 @@ export interface operations {
                      *           "not_html": [],
                      *           "http_error": [],
                      *           "failed": [],
-                     *           "filtered": []
+                     *           "filtered": [],
+                     *           "invalid": []
                      *         }
                      *       }
                      *     }
@@ -779,6 +781,8 @@ export interface operations {
                                 failed: number;
                                 /** @description Left out by `include`, `exclude` or `max_depth`. */
                                 filtered: number;
+                                /** @description A link that cannot be listed: longer than 2,048 characters once normalised, or not a valid URI. */
+                                invalid: number;
                             };
                             /** @description Up to 5 of the URLs counted in `excluded`, by reason. */
                             excluded_examples: {
@@ -790,6 +794,8 @@ export interface operations {
                                 http_error: string[];
                                 failed: string[];
                                 filtered: string[];
+                                /** @description The link as met, cut to 200 characters (not necessarily a valid URI). */
+                                invalid: string[];
                             };
                         };
                     };
