@@ -38,10 +38,14 @@ const fixture = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: fixtureHandle
 const port = Number(fixture.port);
 
 let ipv6Fixture: ReturnType<typeof Bun.serve> | undefined;
+/** Why the IPv6 test cannot run here, or null. */
+let noIpv6: string | null = null;
 try {
   ipv6Fixture = Bun.serve({ port: 0, hostname: "::1", fetch: fixtureHandler });
-} catch {
-  // No IPv6 loopback on this machine: the IPv6 test is skipped.
+} catch (err) {
+  // A skip says why, in its name and on the console, rather than passing unnoticed.
+  noIpv6 = `no IPv6 loopback on this machine (serving on ::1 failed: ${(err as Error).message})`;
+  console.warn(`guarded-fetch.test.ts: "an IPv6 address is put in brackets" skipped: ${noIpv6}`);
 }
 
 let tlsFixture: HttpsServer;
@@ -179,7 +183,7 @@ describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
     expect(since(start).map((s) => s.host)).toEqual([`localhost:${port}`, `127.0.0.1:${port}`]);
   });
 
-  test.skipIf(!ipv6Fixture)("an IPv6 address is put in brackets", async () => {
+  test.skipIf(noIpv6 !== null)(`an IPv6 address is put in brackets${noIpv6 ? ` (skipped: ${noIpv6})` : ""}`, async () => {
     const v6port = ipv6Fixture?.port;
     const send = recordingSend({}, sender());
     const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["::1"] }), send);
