@@ -491,7 +491,7 @@ class Crawl {
     let release: ((bytes: number) => void) | undefined;
     let size = 0;
     try {
-      return await this.request(new URL(url), async (res, signal): Promise<HopStep<Answer>> => {
+      return await this.request(url, async (res, signal): Promise<HopStep<Answer>> => {
         const location = res.headers.get("location");
         if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
         if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");

@@ -110,3 +110,21 @@ test("a link to /x? is requested as /x?, so robots.txt judges what is fetched", 
   expect(result.excluded.robots).toBe(1);
   expect(result.excluded_examples.robots).toEqual([`${server.url}/x`]);
 });
+
+test("a link is requested exactly as it is listed, a query's \"'\" included", async () => {
+  // The URL parser writes "'" in a query as "%27": the page listed as /q?name='a' was requested as
+  // /q?name=%27a%27.
+  const server = rawSite(async ({ target }, conn) => {
+    if (target === "/robots.txt") return send(conn, notFound);
+    if (target === "/") return send(conn, html(links("/q?name='a'", "/.well-known/x?q='b'")));
+    return send(conn, html(`<p>${target}`));
+  });
+  const result = await crawl(server);
+  expect(paths(server, result.entries)).toEqual(["/", "/.well-known/x?q='b'", "/q?name='a'"]);
+  expect(
+    server
+      .requests()
+      .map((r) => r.target)
+      .sort(),
+  ).toEqual(["/", "/.well-known/x?q='b'", "/q?name='a'", "/robots.txt"]);
+});

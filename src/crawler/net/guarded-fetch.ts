@@ -37,7 +37,7 @@ export function createGuardedFetch(
   let lastHeaders: Record<string, string> | undefined;
   let lastHost = "";
   let sent: Record<string, string> = {};
-  return async (url, { signal, headers }) => {
+  return async (url, { signal, headers, target }) => {
     signal.throwIfAborted();
     // The port decides too, and a default port is not in `host`: the scheme stands for it.
     const key = isIpLiteral(url.hostname) ? `${url.protocol}//${url.host}` : undefined;
@@ -53,8 +53,9 @@ export function createGuardedFetch(
       lastHost = url.host;
       sent = { ...withoutHost(headers), Host: url.host };
     }
-    // The path and query as the URL is listed ("/x?" stays "/x?"): robots.txt judged that URL.
-    return send(`${url.protocol}//${authority}${requestTarget(url)}`, {
+    // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
+    // robots.txt judged that URL.
+    return send(`${url.protocol}//${authority}${target ?? requestTarget(url)}`, {
       signal,
       headers: sent,
       redirect: "manual",

@@ -419,9 +419,13 @@ export function requestTarget(url: URL): string {
   return href.charCodeAt((hash < 0 ? href.length : hash) - 1) === 63 ? `${url.pathname}?` : url.pathname;
 }
 
-/** A serialised http(s) URL with an IP literal host and nothing the URL parser would change. */
+/**
+ * A serialised http(s) URL with an IP literal host and nothing the URL parser would change (no dot
+ * segment, no "%2e"), but for "'" in a query: the parser writes it as "%27", and the crawler
+ * requests a URL as it is listed (RFC 3986 allows "'" there).
+ */
 const PLAIN_URL =
-  /^https?:\/\/(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[[0-9a-f:.]+\])(?::\d{1,5})?(?!.*(?:\/\.|%2[eE]))\/[!$%&()*+,\-./0-9:;=?@A-Z[\]^_a-z|~]*$/;
+  /^https?:\/\/(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[[0-9a-f:.]+\])(?::\d{1,5})?(?!.*(?:\/\.\.?(?:[/?]|$)|%2[eE]))\/[!$%&'()*+,\-./0-9:;=?@A-Z[\]^_a-z|~]*$/;
 const NON_ASCII = /[^\0-\x7f]/;
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 const IPV6 = /^[0-9a-fA-F:.]+$/;

@@ -153,6 +153,15 @@ describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
     expect(send.sent.map((s) => s.input.slice(origin.length))).toEqual(["/x?", "/x?", "/x", "/x", "/x?a=1", "/x??"]);
   });
 
+  test("a target given with the URL is sent as given: the URL as it is listed, not as the parser writes it", async () => {
+    const send = recordingSend({}, sender());
+    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), send);
+    const url = new URL(`http://rebind.test:${port}/q?name='a'`);
+    expect(url.search).toBe("?name=%27a%27");
+    await (await get(url, { ...hop(), target: "/q?name='a'" })).text();
+    expect(send.sent.map((s) => s.input)).toEqual([`http://127.0.0.1:${port}/q?name='a'`]);
+  });
+
   test("returns a redirect as it is, without following it", async () => {
     const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), sender());
     const start = seen.length;

@@ -200,7 +200,8 @@ describe("requests and responses", () => {
   test("paths the URL parser would change are sent as it serialises them", async () => {
     const server = okServer();
     const http = client();
-    for (const path of ["/a b", "/a/../b", "/x/%2e%2e/y", "/.well-known/z", "/q?a=<b>#frag", "/a b?", "/a b?#frag", "/q?"])
+    const paths = ["/a b", "/a/../b", "/x/%2e%2e/y", "/.well-known/z", "/q?a=<b>#frag", "/a b?", "/a b?#frag", "/q?"];
+    for (const path of [...paths, "/a/./b", "/a/..", "/a/.?q", "/.x/..y?q='z'", "/q?a='b'"])
       await (await http.send(`${server.url}${path}`, {})).text();
     // An empty query stays: "/x?" is another URL than "/x" (robots.txt's "/x$" matches only the latter).
     expect(server.requests().map((r) => r.target)).toEqual([
@@ -212,6 +213,12 @@ describe("requests and responses", () => {
       "/a%20b?",
       "/a%20b?",
       "/q?",
+      "/a/b",
+      "/",
+      "/a/?q",
+      // A query's "'" as written (the guarded fetch gives the URL as it is listed): the parser's is "%27".
+      "/.x/..y?q='z'",
+      "/q?a='b'",
     ]);
   });
 
