@@ -186,6 +186,8 @@ interface PageRead {
   entry: SitemapEntry;
   canonical: string | null;
   links: string[];
+  /** Hrefs that are not a valid URI, as written. */
+  invalid: string[];
   linksDropped: boolean;
 }
 
@@ -392,8 +394,8 @@ class Crawl {
             const verdict = this.judgeLink(target, item.depth);
             if (verdict === null) return "out of scope";
             if (verdict.excluded !== undefined) {
-              // Judged like a link: counted once, under its reason, when first met.
-              if (await this.state.claim(target, item)) excluded.push({ reason: verdict.excluded, url: target });
+              // Judged like a link: counted once, under its reason, when first met (an invalid one seen by its key).
+              if (await this.state.claim(verdict.url, item)) excluded.push({ reason: verdict.excluded, url: verdict.example ?? target });
               return verdict.excluded;
             }
             if (!(await this.state.claim(target, item))) return "seen";
@@ -454,6 +456,7 @@ class Crawl {
       }
       if (page.canonical !== null && page.canonical !== url) this.pushLink(links, page.canonical, depth);
       for (const link of page.links) this.pushLink(links, link, depth + 1);
+      for (const href of page.invalid) links.push(invalidLink(href, depth + 1));
       truncated ||= page.linksDropped;
     }
     if (start !== undefined) seen = [...seen, url];
@@ -467,11 +470,12 @@ class Crawl {
 
   /**
    * Where a URL met as a link (or redirect target) is judged: null when it is not the crawl's to meet
-   * (another origin, too long), else queued, or excluded with its reason. Whether it was seen
-   * already is the state's to say.
+   * (another origin), else queued, or excluded with its reason (`invalid` when it is too long to be
+   * listed). Whether it was seen already is the state's to say.
    */
   private judgeLink(url: string, depth: number): LinkVerdict | null {
-    if (url.length > this.limits.maxUrlLength || !url.startsWith(this.scopePrefix)) return null;
+    if (!url.startsWith(this.scopePrefix)) return null;
+    if (url.length > this.limits.maxUrlLength) return invalidLink(url, depth);
     if (!this.robots!.allows(url)) return { url, depth, excluded: "robots" };
     if (this.filter.excluded(url) || !this.filter.withinDepth(depth)) return { url, depth, excluded: "filtered" };
     return { url, depth };
@@ -535,6 +539,7 @@ class Crawl {
       entry,
       canonical,
       links: directives.nofollow ? [] : facts.links,
+      invalid: directives.nofollow ? [] : facts.invalid,
       linksDropped: !directives.nofollow && facts.linksDropped,
     };
   }
@@ -598,7 +603,7 @@ class Crawl {
     let release: ((bytes: number) => void) | undefined;
     let size = 0;
     try {
-      return await this.request(new URL(url), async (res, signal): Promise<HopStep<Answer | RawPage>> => {
+      return await this.request(url, async (res, signal): Promise<HopStep<Answer | RawPage>> => {
         const location = res.headers.get("location");
         if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
         if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");
@@ -640,6 +645,16 @@ class Crawl {
     if (this.deps.now() - this.started >= this.limits.timeoutMs) this.stop.abort(new CrawlStopped("timed out"));
     return !this.stop.signal.aborted;
   }
+}
+
+/**
+ * A link that cannot be listed (longer than maxUrlLength once normalised, or not a valid URI),
+ * excluded as `invalid`. The state keeps every link it is given for the whole crawl (seen): this
+ * one is given as a 64-bit hash of its text, which is all that counting it once per crawl needs,
+ * and `example` carries the text to the report, which keeps at most 5 of them, cut.
+ */
+function invalidLink(text: string, depth: number): LinkVerdict {
+  return { url: `invalid:${Bun.hash(text).toString(36)}`, depth, excluded: "invalid", example: text };
 }
 
 function failed(reason: string, exclusion: ExclusionReason): HopStep<Answer> {

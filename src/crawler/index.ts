@@ -33,6 +33,7 @@ export { CrawlFailedError, crawlErrorAnswer, NothingListedError, TargetRefusedEr
 export {
   EXCLUSION_REASONS,
   emptyExclusionReport,
+  INVALID_EXAMPLE_LENGTH,
   MAX_EXAMPLES_PER_REASON,
   recordExclusion,
   type ExclusionReason,

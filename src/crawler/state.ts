@@ -37,6 +37,11 @@ export interface FrontierItem {
 /** A link met on a page: queued unless seen; `excluded` counts it under that reason instead. */
 export interface LinkVerdict extends FrontierItem {
   excluded?: ExclusionReason;
+  /**
+   * What the report shows for it, when not `url`: an `invalid` link is seen under a short key
+   * (`url`), never as itself (it may be megabytes long), and shown as this text, cut.
+   */
+  example?: string;
 }
 
 export interface PageRecord {
@@ -138,7 +143,7 @@ export class MemoryCrawlState implements CrawlState {
       if (this.seen.has(link.url)) continue;
       if (link.excluded !== undefined) {
         this.seen.add(link.url);
-        recordExclusion(this.exclusions, link.excluded, link.url);
+        recordExclusion(this.exclusions, link.excluded, link.example ?? link.url);
       } else if (this.size >= page.maxFrontier) {
         // Not marked seen: another page may still queue it once there is room.
         dropped++;

@@ -206,7 +206,7 @@ export class StoreCrawlState implements CrawlState {
         this.remember(link.url);
         this.pending.seen.push(link.url);
         this.pending.urls.add(link.url);
-        recordExclusion(this.report_, link.excluded, link.url);
+        recordExclusion(this.report_, link.excluded, link.example ?? link.url);
       } else if (this.waiting >= page.maxFrontier) {
         // Like the engine's budget: items taken (started or buffered) are not the frontier's to count.
         dropped++;

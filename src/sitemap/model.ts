@@ -4,6 +4,7 @@ import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../
 import {
   EXCLUSION_REASONS,
   type ExclusionReason,
+  INVALID_EXAMPLE_LENGTH,
   MAX_DELAY_MS,
   MAX_EXAMPLES_PER_REASON,
   MAX_PARAM_NAME_LENGTH,
@@ -148,6 +149,7 @@ const REASON_DESCRIPTIONS: Record<ExclusionReason, string> = {
   http_error: "The final response is a 4xx or 5xx.",
   failed: "Network error, timeout, or over the size cap.",
   filtered: "Left out by `include`, `exclude` or `max_depth`.",
+  invalid: "A link that cannot be listed: longer than 2,048 characters once normalised, or not a valid URI.",
 };
 
 /** `data.excluded`: every reason, 0 when nothing fell there. */
@@ -156,10 +158,18 @@ export const ExcludedModel = t.Object(
   { description: "How many URLs the crawl met and did not list, by reason." },
 );
 
-/** `data.excluded_examples`: up to 5 URLs per reason. */
+/** `data.excluded_examples`: up to 5 URLs per reason; an `invalid` one is cut and need not be a URI. */
 export const ExcludedExamplesModel = t.Object(
   Object.fromEntries(
-    EXCLUSION_REASONS.map((reason) => [reason, t.Array(t.String({ format: "uri" }), { maxItems: MAX_EXAMPLES_PER_REASON })]),
+    EXCLUSION_REASONS.map((reason) => [
+      reason,
+      reason === "invalid"
+        ? t.Array(t.String({ maxLength: INVALID_EXAMPLE_LENGTH }), {
+            maxItems: MAX_EXAMPLES_PER_REASON,
+            description: `The link as met, cut to ${INVALID_EXAMPLE_LENGTH} characters (not necessarily a valid URI).`,
+          })
+        : t.Array(t.String({ format: "uri" }), { maxItems: MAX_EXAMPLES_PER_REASON }),
+    ]),
   ),
   { description: "Up to 5 of the URLs counted in `excluded`, by reason." },
 );
@@ -200,7 +210,7 @@ const successExample = {
     truncated: false,
     duration_ms: 412,
     generated_at: "2026-11-21T10:15:00.000Z",
-    excluded: { robots: 0, noindex: 1, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 },
+    excluded: { robots: 0, noindex: 1, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0, invalid: 0 },
     excluded_examples: {
       robots: [],
       noindex: ["https://example.com/drafts"],
@@ -210,6 +220,7 @@ const successExample = {
       http_error: [],
       failed: [],
       filtered: [],
+      invalid: [],
     },
   },
 };

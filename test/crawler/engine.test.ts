@@ -1,6 +1,14 @@
 // Crawl logic over an injected fetcher and clock: no network, no dependence on real time.
 import { describe, expect, test } from "bun:test";
-import { crawlSite, defaultCrawlLimits, type CrawlLimits, type HopFetcher } from "../../src/crawler/index.ts";
+import {
+  crawlSite,
+  defaultCrawlLimits,
+  defaultCrawlOptions,
+  MemoryCrawlState,
+  runCrawl,
+  type CrawlLimits,
+  type HopFetcher,
+} from "../../src/crawler/index.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/crawler/errors.ts";
 import { renderSitemap } from "../../src/crawler/output/xml.ts";
 import { validateSitemap } from "../support/xmllint.ts";
@@ -199,11 +207,14 @@ describe("crawlSite: limits", () => {
     expect(result.truncated).toBe(true);
   });
 
-  test("links longer than maxUrlLength are ignored", async () => {
+  test("links longer than maxUrlLength are neither fetched nor listed: counted under invalid", async () => {
     const long = `/${"x".repeat(100)}`;
     const site = fakeSite({ "/": links(long, "/short"), [long]: "long", "/short": "short" });
     const result = await site.crawl({ maxUrlLength: 100 });
     expect(locs(result.entries)).toEqual(["/", "/short"]);
+    expect(site.paths()).not.toContain(long);
+    expect(result.excluded.invalid).toBe(1);
+    expect(result.excluded_examples.invalid).toEqual([`${SITE}${long}`]);
     expect(result.truncated).toBe(false);
   });
 
@@ -273,9 +284,109 @@ describe("crawlSite: nothing to list", () => {
       http_error: 1,
       failed: 0,
       filtered: 0,
+      invalid: 0,
     });
     expect(result.excluded_examples.robots).toEqual([`${SITE}/private/a`, `${SITE}/private/b`]);
     expect(result.excluded_examples.redirect).toEqual([`${SITE}/old`]);
+  });
+});
+
+describe("crawlSite: links that cannot be listed (invalid)", () => {
+  const over = (n: number, tag = "") => `/${tag}${"y".repeat(2_100 + n)}`;
+
+  test("each distinct one counted once per crawl, wherever met; the examples cut to 200 characters", async () => {
+    // Longer than 2,048 characters once normalised, or not a valid URI: they were dropped without a
+    // trace, neither fetched nor counted.
+    const a = over(1, "a");
+    const b = over(2, "b");
+    const site = fakeSite({
+      "/": links(a, b, "/next", "http://exa mple.com/", "https://[::1/", "mailto:x@example.com", "javascript:void(0)"),
+      // The same links again: not counted again.
+      "/next": links(a, b, "http://exa mple.com/", "/ok"),
+      "/ok": "ok",
+    });
+    const result = await site.crawl();
+    expect(locs(result.entries)).toEqual(["/", "/next", "/ok"]);
+    expect(site.paths().some((p) => p.length > 2_048)).toBe(false);
+    expect(result.excluded.invalid).toBe(4);
+    expect(result.excluded_examples.invalid).toEqual(
+      ["http://exa mple.com/", "https://[::1/", `${SITE}${a}`.slice(0, 200), `${SITE}${b}`.slice(0, 200)].sort(),
+    );
+    expect(result.excluded_examples.invalid.every((e) => e.length <= 200)).toBe(true);
+    expect(result.truncated).toBe(false);
+  });
+
+  test("another origin's long link is not the crawl's to count; a long redirect target or canonical is", async () => {
+    const long = over(3);
+    const site = fakeSite({
+      "/": links(`http://elsewhere.test${long}`, "/moved", "/copy"),
+      "/moved": redirect(long),
+      "/copy": `<link rel="canonical" href="${long}x">`,
+    });
+    const result = await site.crawl();
+    expect(locs(result.entries)).toEqual(["/"]);
+    expect(result.excluded).toMatchObject({ invalid: 2, redirect: 1, canonical: 1 });
+    // Two URLs, one example: cut to 200 characters, they read the same.
+    expect(result.excluded_examples.invalid).toEqual([`${SITE}${long}`.slice(0, 200)]);
+  });
+
+  test("ignore_query_params is applied first: a link long only by a stripped parameter is crawled", async () => {
+    const site = fakeSite({ "/": links(`/page?utm_source=${"u".repeat(2_100)}`), "/page": "page" });
+    const result = await site.crawl();
+    expect(result.excluded.invalid).toBe(1);
+    const stripped = await crawlSite(
+      `${SITE}/`,
+      defaultCrawlLimits,
+      {
+        fetch: async (url) =>
+          new Response(url.pathname === "/" ? links(`/page?utm_source=${"u".repeat(2_100)}`) : "page", {
+            headers: { "content-type": "text/html" },
+          }),
+        now: () => T0,
+        userAgent: "genapi/1.2.3",
+      },
+      undefined,
+      { ...defaultCrawlOptions(500), ignore_query_params: ["utm_*"] },
+    );
+    expect(locs(stripped.entries)).toEqual(["/", "/page"]);
+    expect(stripped.excluded.invalid).toBe(0);
+  });
+
+  test("10,000 distinct long links on a page: counted, and never handed to the crawl state", async () => {
+    // The state keeps every URL it is given (the seen set, for the whole crawl): 10,000 long links
+    // would be 10,000 strings of 2,000+ characters. It is given a short key for each instead. The
+    // page stays small: short hrefs made long by a long <base>.
+    const base = `/${"b".repeat(2_000)}/`;
+    const page = `<base href="${base}">${Array.from({ length: 10_000 }, (_, i) => `<a href="${String(i).padStart(60, "p")}">`).join("")}<a href="/ok">`;
+    const state = new MemoryCrawlState();
+    let longest = 0;
+    const record = state.record.bind(state);
+    state.record = (written) => {
+      for (const link of written.links) longest = Math.max(longest, link.url.length);
+      for (const url of written.seen) longest = Math.max(longest, url.length);
+      return record(written);
+    };
+    const claim = state.claim.bind(state);
+    state.claim = (url, by) => {
+      longest = Math.max(longest, url.length);
+      return claim(url, by);
+    };
+    const run = await runCrawl(
+      `${SITE}/`,
+      state,
+      { ...defaultCrawlLimits, maxLinksPerPage: 20_000 },
+      {
+        fetch: async (url) => new Response(url.pathname === "/" ? page : "ok", { headers: { "content-type": "text/html" } }),
+        now: () => T0,
+        userAgent: "genapi/1.2.3",
+      },
+    );
+    expect(run.urlsListed).toBe(2);
+    const report = await state.report();
+    expect(report.excluded.invalid).toBe(10_000);
+    // Their first 200 characters are the same: one example.
+    expect(report.excluded_examples.invalid).toEqual([`${SITE}${base}`.slice(0, 200)]);
+    expect(longest).toBeLessThanOrEqual(2_048);
   });
 });
 

@@ -14,3 +14,18 @@ test("examples are the first five URLs in sorted order, whatever order the pages
   expect(b.excluded.http_error).toBe(15);
   expect(a.excluded_examples.robots).toEqual([]);
 });
+
+test("an invalid example is cut to 200 characters (never inside a surrogate pair), the count is not", () => {
+  const report = emptyExclusionReport();
+  const long = `https://example.com/${"a".repeat(3_000)}`;
+  recordExclusion(report, "invalid", long);
+  recordExclusion(report, "invalid", `${long}b`); // reads the same once cut: one example, two counted
+  recordExclusion(report, "invalid", "http://exa mple.com/");
+  const emoji = `https://example.com/${"é".repeat(179)}😀😀`; // the 200th character is the first half of 😀
+  recordExclusion(report, "invalid", emoji);
+  expect(report.excluded.invalid).toBe(4);
+  expect(report.excluded_examples.invalid).toEqual(["http://exa mple.com/", long.slice(0, 200), emoji.slice(0, 199)]);
+  // Other reasons keep the URL whole.
+  recordExclusion(report, "failed", long);
+  expect(report.excluded_examples.failed).toEqual([long]);
+});

@@ -33,14 +33,27 @@ const locs = (site: Site, result: CrawlResult) =>
 const requested = (site: Site) => rel(site, site.requests).sort();
 const examples = (site: Site, result: CrawlResult) =>
   Object.fromEntries(Object.entries(result.excluded_examples).map(([reason, urls]) => [reason, rel(site, urls).sort()]));
-const ZERO = { robots: 0, noindex: 0, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 };
-const NONE = { robots: [], noindex: [], canonical: [], redirect: [], not_html: [], http_error: [], failed: [], filtered: [] };
+const ZERO = { robots: 0, noindex: 0, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0, invalid: 0 };
+const NONE = { robots: [], noindex: [], canonical: [], redirect: [], not_html: [], http_error: [], failed: [], filtered: [], invalid: [] };
 
 describe("the exclusion report", () => {
   test("one URL per reason: each counted once, named as an example, never listed", async () => {
     const site = await serve({
       "/robots.txt": new Response("User-agent: *\nDisallow: /blocked\n"),
-      "/": links("/ok", "/blocked", "/blocked", "/noindex", "/canon", "/moved", "/image.png", "/missing", "/broken", "/big", "/ok"),
+      "/": links(
+        "/ok",
+        "/blocked",
+        "/blocked",
+        "/noindex",
+        "/canon",
+        "/moved",
+        "/image.png",
+        "/missing",
+        "/broken",
+        "/big",
+        "/ok",
+        "http://exa mple.com/",
+      ),
       "/ok": links("/", "/moved", "/noindex"),
       "/blocked": "<p>never fetched",
       "/noindex": `<meta name="robots" content="noindex">`,
@@ -62,6 +75,7 @@ describe("the exclusion report", () => {
       http_error: 2,
       failed: 1,
       filtered: 0,
+      invalid: 1,
     });
     expect(examples(site, result)).toEqual({
       ...NONE,
@@ -72,6 +86,7 @@ describe("the exclusion report", () => {
       not_html: ["/image.png"],
       http_error: ["/broken", "/missing"],
       failed: ["/big"],
+      invalid: ["http://exa mple.com/"],
     });
     expect(requested(site)).not.toContain("/blocked");
   });

@@ -293,6 +293,7 @@ describe("the exclusion report", () => {
       http_error: 0,
       failed: 0,
       filtered: 0,
+      invalid: 0,
     });
     expect(report.excluded_examples.noindex).toEqual([0, 1, 2, 3, 4].map((i) => `${S}/n${i}`));
     expect(report.excluded_examples.filtered).toEqual([]);

@@ -22,7 +22,8 @@ beforeAll(async () => {
         `<html><head><link rel="alternate" hreflang="fr" href="/fr/"></head><body><img src="/logo.png">${a("/fr/", "/admin/", "/blocked", "/a?utm_source=x", "/deep/1")}</body></html>`,
         { headers: { "content-type": "text/html" } },
       ),
-    "/fr/": html(a("/")),
+    // A link too long to be listed and one that is not a URI: counted under invalid, never fetched.
+    "/fr/": html(a("/", `/${"q".repeat(2_100)}`, "http://exa mple.com/")),
     "/admin/": html("secret"),
     "/a": html(""),
     "/deep/1": html(a("/deep/2")),
@@ -76,7 +77,19 @@ test("every option at once: the listed set, the report, and a sitemap valid agai
   expect(await validateSitemap(data.sitemap)).toEqual({ valid: true, errors: [] });
   expect(data.url_count).toBe(3);
   // /admin/ is excluded (never requested), /deep/2 beyond max_depth, /deep/1 listed nowhere by include.
-  expect(data.excluded).toEqual({ robots: 1, noindex: 0, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 3 });
+  expect(data.excluded).toEqual({
+    robots: 1,
+    noindex: 0,
+    canonical: 0,
+    redirect: 0,
+    not_html: 0,
+    http_error: 0,
+    failed: 0,
+    filtered: 3,
+    invalid: 2,
+  });
+  // The response schema gives invalid examples no URI format: the compiled server answers them.
+  expect(data.excluded_examples.invalid).toEqual([`${u}/${"q".repeat(200 - u.length - 1)}`, "http://exa mple.com/"]);
   expect(data.excluded_examples.robots).toEqual([`${u}/blocked`]);
   expect([...data.excluded_examples.filtered].sort()).toEqual([`${u}/admin/`, `${u}/deep/1`, `${u}/deep/2`]);
   expect(site.requests.map((r) => r.slice(u.length)).sort()).toEqual(["/", "/a", "/deep/1", "/fr/", "/robots.txt"]);

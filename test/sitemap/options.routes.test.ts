@@ -60,7 +60,17 @@ test("accepted options reach the crawl; the default max_pages is the server's ca
   expect(res.headers.get("x-ratelimit-remaining")).toBe("4");
   expect(seen).toEqual([{ ...defaultCrawlOptions(300), max_depth: 2, exclude: ["/admin/"], images: true }]);
   const { data } = (await res.json()) as { data: Record<string, unknown> };
-  expect(data.excluded).toEqual({ robots: 0, noindex: 2, canonical: 0, redirect: 0, not_html: 0, http_error: 0, failed: 0, filtered: 0 });
+  expect(data.excluded).toEqual({
+    robots: 0,
+    noindex: 2,
+    canonical: 0,
+    redirect: 0,
+    not_html: 0,
+    http_error: 0,
+    failed: 0,
+    filtered: 0,
+    invalid: 0,
+  });
   expect(Object.keys(data.excluded_examples as object)).toEqual([
     "robots",
     "noindex",
@@ -70,6 +80,7 @@ test("accepted options reach the crawl; the default max_pages is the server's ca
     "http_error",
     "failed",
     "filtered",
+    "invalid",
   ]);
   await generate({ url: URL_, max_pages: 300 });
   expect(seen[1]!.max_pages).toBe(300);

@@ -85,6 +85,57 @@ export function describeCrawlState(name: string, open: OpenState): void {
       expect(first.requests.length + second.requests.length).toBeLessThan(wholeSite.requests.length + 20);
     });
 
+    test("an invalid link is counted once per crawl, across pages and a resume, and given to the state by a short key", async () => {
+      // Page n links to pages n+1..n+3, to a long link of its own, to one every page shares, and to
+      // one the URL parser refuses: 1 + size + 1 distinct invalid links, whatever the order.
+      const size = 80;
+      const long = (tag: string) => `/${tag}/${"z".repeat(2_100)}`;
+      const invalidSite = (onRequest: () => Promise<void> | void = () => {}) => {
+        const fetch: HopFetcher = async (url) => {
+          await onRequest();
+          const page = url.pathname === "/" ? 0 : Number(/^\/p(\d+)$/.exec(url.pathname)?.[1] ?? NaN);
+          if (!(page >= 0 && page < size)) return new Response("no", { status: 404 });
+          const hrefs = [1, 2, 3]
+            .map((d) => `/p${Math.min(size - 1, page + d)}`)
+            .concat(long("shared"), long(`own${page}`), "http://exa mple.com/");
+          return new Response(hrefs.map((h) => `<a href="${h}">x</a>`).join(""), { headers: { "content-type": "text/html" } });
+        };
+        return fetch;
+      };
+      const longest = (state: CrawlState) => {
+        const seen = { max: 0 };
+        const record = state.record.bind(state);
+        state.record = (page) => {
+          for (const link of page.links) seen.max = Math.max(seen.max, link.url.length);
+          for (const url of page.seen) seen.max = Math.max(seen.max, url.length);
+          return record(page);
+        };
+        return seen;
+      };
+
+      const whole = await open();
+      const wholeLongest = longest(whole.state);
+      await runCrawl(`${SITE}/`, whole.state, limits(), deps(invalidSite()));
+      const expected = await whole.state.report();
+      expect(expected.excluded.invalid).toBe(size + 2);
+      expect(expected.excluded_examples.invalid).toHaveLength(5);
+      expect(expected.excluded_examples.invalid.every((e) => e.length <= 200)).toBe(true);
+      expect(wholeLongest.max).toBeLessThanOrEqual(2_048);
+
+      const { state, reopen } = await open();
+      const stop = new AbortController();
+      let requests = 0;
+      await runCrawl(`${SITE}/`, state, limits(), deps(invalidSite(() => void (++requests === 30 && stop.abort()))), {
+        signal: stop.signal,
+      });
+      const again = await reopen();
+      await again.resume();
+      await runCrawl(`${SITE}/`, again, limits(), deps(invalidSite()));
+      const report = await again.report();
+      expect(report.excluded.invalid).toBe(expected.excluded.invalid);
+      expect(report.excluded_examples.invalid).toEqual(expected.excluded_examples.invalid);
+    });
+
     test("progress is reported while the crawl runs and once at its end", async () => {
       const { state } = await open();
       const seen: CrawlProgress[] = [];

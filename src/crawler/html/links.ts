@@ -26,8 +26,14 @@ export interface ExtractExtras {
 export interface PageFacts {
   /** Normalised http(s) URLs to follow, unique, in document order (empty under meta nofollow). */
   links: string[];
-  /** More than maxLinks links: the rest were dropped. */
+  /** More than maxLinks links (or maxLinks invalid ones): the rest were dropped. */
   linksDropped: boolean;
+  /**
+   * Hrefs that are not a valid URI (the URL parser refuses them, resolved against the base), as
+   * written, unique, at most maxLinks; empty under meta nofollow. Links to another scheme
+   * (mailto:, javascript:) are valid and not in it: they are not the crawl's to list.
+   */
+  invalid: string[];
   /** The `<link rel="canonical">` target, normalised; null when absent, invalid or not http(s). */
   canonical: string | null;
   /** `<meta name="robots">` and `<meta name="<productToken>">`. */
@@ -63,13 +69,21 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
 
   const links = new Set<string>();
   const resolved = new Set<string>(); // a repeated href needs no second resolution
+  const invalid: string[] = [];
   let linksDropped = false;
   if (!tags.directives.nofollow) {
     for (const href of tags.hrefs) {
       if (resolved.has(href)) continue;
       resolved.add(href);
       const link = normaliseLink(href, base); // base is normalised: pageUrl (the crawler's) or normaliseUrl's
-      if (link === null || links.has(link)) continue;
+      if (link === null) {
+        // Another scheme or a user name is a valid URI that is not the crawl's; what the parser refuses is not one.
+        if (URL.canParse(href, base)) continue;
+        if (invalid.length === maxLinks) linksDropped = true;
+        else invalid.push(href);
+        continue;
+      }
+      if (links.has(link)) continue;
       if (links.size === maxLinks) {
         linksDropped = true;
         break;
@@ -77,7 +91,7 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
       links.add(link);
     }
   }
-  const facts: PageFacts = { links: [...links], linksDropped, canonical, directives: tags.directives };
+  const facts: PageFacts = { links: [...links], linksDropped, invalid, canonical, directives: tags.directives };
   if (tags.alternates) facts.alternates = resolveAlternates(tags.alternates, base);
   if (tags.imageSrcs) facts.images = resolveImages(tags.imageSrcs, base);
   return facts;

@@ -5,7 +5,7 @@
 // and, for https, the TLS server name.
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
-import { createHttpClient } from "./http-client.ts";
+import { createHttpClient, requestTarget } from "./http-client.ts";
 import { untilAborted } from "./abort.ts";
 import type { HopFetcher, RequestQueue } from "./request.ts";
 
@@ -40,7 +40,7 @@ export function createGuardedFetch(
   let lastHeaders: Record<string, string> | undefined;
   let lastHost = "";
   let sent: Record<string, string> = {};
-  return async (url, { signal, headers, queue }) => {
+  return async (url, { signal, headers, target, queue }) => {
     signal.throwIfAborted();
     // The port decides too, and a default port is not in `host`: the scheme stands for it.
     const key = isIpLiteral(url.hostname) ? `${url.protocol}//${url.host}` : undefined;
@@ -56,7 +56,9 @@ export function createGuardedFetch(
       lastHost = url.host;
       sent = { ...withoutHost(headers), Host: url.host };
     }
-    return send(`${url.protocol}//${authority}${url.pathname}${url.search}`, {
+    // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
+    // robots.txt judged that URL.
+    return send(`${url.protocol}//${authority}${target ?? requestTarget(url)}`, {
       signal,
       headers: sent,
       redirect: "manual",

@@ -7,6 +7,11 @@
 // and port, TLS options). A body that ends within `bufferBytes` is handed over whole as a
 // BufferedResponse (the bytes as they came off the socket: no stream, no copy); a longer one as a
 // stream that pauses the socket while its reader is behind, and whose cancel closes the connection.
+// A connection is reused only when nothing arrived on it after its last response: the request is
+// written once the event loop has polled its socket (Pool.afterPoll), so bytes a server sent past a
+// response (a body longer than its Content-Length, a 204's body) end the connection instead of
+// answering the next request. Bytes sent after the next request was written are its answer: HTTP/1.1
+// cannot tell them apart, and they come from the server that answers it anyway.
 //
 // It is a drop-in for guarded-fetch.ts's `Send` with the semantics the crawler had from fetch
 // (redirect "manual", decompress, proxy false, tls.serverName): the URL's host is the IP literal the
@@ -150,6 +155,9 @@ class Pool {
   /** Identities of TLS option values (a CA, a client certificate) for the pool key. */
   private readonly tlsIds = new Map<unknown, number>();
   private readonly targets = new Map<string, Target>();
+  /** Connections taken from the pool, waiting for a poll before their request is written. */
+  private reserved: Connection[] = [];
+  private polling = false;
 
   constructor(readonly options: Required<HttpClientOptions>) {}
 
@@ -205,7 +213,7 @@ class Pool {
       https = url.protocol === "https:";
       if (!https && url.protocol !== "http:") throw new TypeError(`http-client: unsupported protocol ${url.protocol}`);
       authority = url.host;
-      target = `${url.pathname}${url.search}`;
+      target = requestTarget(url);
     }
     const server = this.target(https, authority, https ? init.tls : undefined);
 
@@ -334,6 +342,31 @@ class Pool {
     }
   }
 
+  /**
+   * Writes the request of each connection taken from the pool once the event loop has polled the
+   * sockets since it was taken. Bytes already sent on an idle connection when it is reused may
+   * still wait in the kernel, their data event not run yet (the caller reuses it in the very turn
+   * the last response ended): written at once, the request would get them as its answer. Two
+   * setImmediate hops put a poll in between (one runs before the next poll, one scheduled from it
+   * after); the data event then finds the connection not Busy and closes it (onData). One pair of
+   * hops serves every connection taken in the same turn.
+   */
+  afterPoll(connection: Connection): void {
+    this.reserved.push(connection);
+    if (this.polling) return;
+    this.polling = true;
+    setImmediate(this.startPoll);
+  }
+
+  private readonly startPoll = (): void => {
+    const batch = this.reserved;
+    this.reserved = [];
+    this.polling = false;
+    setImmediate(() => {
+      for (const connection of batch) connection.afterPoll();
+    });
+  };
+
   /** An idle connection that closed or misbehaved. */
   forget(connection: Connection): void {
     const list = this.idle.get(connection.target.key);
@@ -371,9 +404,28 @@ class Pool {
   }
 }
 
-/** A serialised http(s) URL with an IP literal host and nothing the URL parser would change. */
+/**
+ * The request target (origin-form, RFC 9112 3.2.1) of a parsed URL: its path and query exactly as
+ * serialised, an empty query included. `pathname + search` loses that one: URL.search is "" for
+ * "/x?" as for "/x", and robots.txt tells them apart ("Disallow: /x$" matches only "/x").
+ */
+export function requestTarget(url: URL): string {
+  const search = url.search;
+  if (search !== "") return url.pathname + search;
+  // No query or an empty one. Neither a path nor a query holds a raw "#" once serialised: the
+  // first one in href starts the fragment (which `hash` leaves out when it is empty, "/x?#").
+  const href = url.href;
+  const hash = href.indexOf("#");
+  return href.charCodeAt((hash < 0 ? href.length : hash) - 1) === 63 ? `${url.pathname}?` : url.pathname;
+}
+
+/**
+ * A serialised http(s) URL with an IP literal host and nothing the URL parser would change (no dot
+ * segment, no "%2e"), but for "'" in a query: the parser writes it as "%27", and the crawler
+ * requests a URL as it is listed (RFC 3986 allows "'" there).
+ */
 const PLAIN_URL =
-  /^https?:\/\/(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[[0-9a-f:.]+\])(?::\d{1,5})?(?!.*(?:\/\.|%2[eE]))\/[!$%&()*+,\-./0-9:;=?@A-Z[\]^_a-z|~]*$/;
+  /^https?:\/\/(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[[0-9a-f:.]+\])(?::\d{1,5})?(?!.*(?:\/\.\.?(?:[/?]|$)|%2[eE]))\/[!$%&'()*+,\-./0-9:;=?@A-Z[\]^_a-z|~]*$/;
 const NON_ASCII = /[^\0-\x7f]/;
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 const IPV6 = /^[0-9a-fA-F:.]+$/;
@@ -390,6 +442,8 @@ const enum State {
   Connecting,
   Busy,
   Idle,
+  /** Taken from the pool for a request not written yet: waiting for a poll of its socket (Pool.afterPoll). */
+  Reserved,
   Closed,
 }
 
@@ -504,11 +558,30 @@ class Connection {
     this.size = 0;
     this.controller = null;
     if (this.state === State.Idle) {
-      this.state = State.Busy;
+      this.state = State.Reserved;
       this.socket!.ref();
-      this.write(pending.head);
+      this.pool.afterPoll(this);
     }
     // A new connection writes once it is open (and, for TLS, verified).
+  }
+
+  /**
+   * The event loop has polled the sockets since this idle connection was taken: the request is
+   * written, unless something arrived on it meanwhile (or it closed). Bytes that came between two
+   * responses are nobody's answer; the connection is gone and the request goes on another one.
+   */
+  afterPoll(): void {
+    const pending = this.pending;
+    if (this.state === State.Reserved) {
+      this.state = State.Busy;
+      this.write(pending!.head);
+      return;
+    }
+    // Closed meanwhile (stray bytes, the server's close or an error); an abort took the request away.
+    if (pending === null) return;
+    this.pending = null;
+    pending.connection = null;
+    this.pool.dispatch(pending, true);
   }
 
   onOpen(socket: Socket<Connection>): void {
@@ -560,7 +633,8 @@ class Connection {
 
   onData(chunk: Buffer): void {
     if (this.state !== State.Busy || this.pending === null || this.phase === Phase.Done) {
-      // Bytes nobody asked for (a second response, a stray byte on an idle connection).
+      // Bytes nobody asked for (a second response, a stray byte on an idle connection or on one taken
+      // from the pool whose request is not written yet: afterPoll then sends the request elsewhere).
       this.destroy();
       return;
     }
@@ -999,6 +1073,13 @@ class Connection {
     const parts = this.parts;
     this.parts = [];
     if (sink === Sink.Stream) this.controller!.close();
+    // The body's last bytes may have paused the socket (its reader was behind). A closed stream is
+    // never pulled again, so nothing else would resume it: the next response on this connection
+    // would never be read, and bytes arriving while it is idle never seen.
+    if (this.paused) {
+      this.paused = false;
+      this.socket!.resume();
+    }
     // The connection goes back before the Response is made: a caller that awaits the Response
     // and sends again finds it idle.
     this.pending = null;
@@ -1080,6 +1161,11 @@ class Connection {
       this.state = State.Closed;
       return;
     }
+    // Closed by the server before the request was written: afterPoll sends it elsewhere.
+    if (this.state === State.Reserved) {
+      this.destroy();
+      return;
+    }
     // A close with an error (a reset) cuts the body short (RFC 9112 8): it falls through to the failure.
     if (this.pending !== null && this.phase === Phase.Body && this.framing === Framing.Close && error === undefined) {
       this.keepAlive = false;
@@ -1101,7 +1187,7 @@ class Connection {
 
   onError(error: Error): void {
     if (this.state === State.Closed && this.pending === null) return;
-    if (this.state === State.Idle) {
+    if (this.state === State.Idle || this.state === State.Reserved) {
       this.destroy();
       return;
     }

@@ -12,17 +12,23 @@ export interface RequestQueue {
   leave(): void;
 }
 
-/** One HTTP hop, no redirect following. The real one (guarded-fetch.ts) checks the address. */
+/**
+ * One HTTP hop, no redirect following. The real one (guarded-fetch.ts) checks the address.
+ * `target` is the request target (path and query) exactly as the URL is listed: the URL parser's
+ * serialisation of `url` may differ (it writes a query's "'" as "%27"), and the request must be for
+ * the URL robots.txt judged. Without it, the URL's own path and query are sent.
+ */
 export type HopFetcher = (
   url: URL,
-  init: { signal: AbortSignal; headers: Record<string, string>; queue?: RequestQueue },
+  init: { signal: AbortSignal; headers: Record<string, string>; target?: string; queue?: RequestQueue },
 ) => Promise<Response>;
 
 /**
- * Fetches `url` and hands the response to `use` while the request's time limit still runs, so the
- * limit covers the body read; whatever body `use` leaves unread is cancelled afterwards.
+ * Fetches `url` (a normalised URL, as it is listed) and hands the response to `use` while the
+ * request's time limit still runs, so the limit covers the body read; whatever body `use` leaves
+ * unread is cancelled afterwards.
  */
-export type Requester = <T>(url: URL, use: (res: Response, signal: AbortSignal) => Promise<T>) => Promise<T>;
+export type Requester = <T>(url: string, use: (res: Response, signal: AbortSignal) => Promise<T>) => Promise<T>;
 
 /** The request ran past its own time limit. */
 export class RequestTimedOut extends Error {
@@ -59,7 +65,9 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     };
     let res: Response | undefined;
     try {
-      res = await untilAborted(fetch(url, { signal: ctrl.signal, headers, queue }), ctrl.signal, discardBody);
+      // A normalised URL has no fragment: its path and query run from the first "/" after the authority.
+      const target = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+      res = await untilAborted(fetch(new URL(url), { signal: ctrl.signal, headers, target, queue }), ctrl.signal, discardBody);
       return await use(res, ctrl.signal);
     } catch (err) {
       // Report our own abort reason, not the fetch implementation's AbortError.

@@ -138,7 +138,7 @@ export async function fetchRobots(origin: string, request: Requester, productTok
   const followed = await followHops<Outcome>(first, ROBOTS_HOPS, async (url) => {
     const hop = requests++;
     try {
-      return await request(new URL(url), async (res, signal): Promise<HopStep<Outcome>> => {
+      return await request(url, async (res, signal): Promise<HopStep<Outcome>> => {
         const location = res.headers.get("location");
         if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
         if (res.status >= 200 && res.status < 300) {

@@ -131,7 +131,7 @@ async function readOne(start: string, origin: string, request: Requester, limits
     },
     async (url): Promise<HopStep<FileOutcome>> => {
       try {
-        return await request(new URL(url), async (res, signal): Promise<HopStep<FileOutcome>> => {
+        return await request(url, async (res, signal): Promise<HopStep<FileOutcome>> => {
           const location = res.headers.get("location");
           if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
           if (res.status < 200 || res.status > 299 || res.body === null) return { kind: "final", value: SKIPPED };

@@ -33,6 +33,19 @@ describe("extractPage links", () => {
     const html = `<a href="mailto:a@site.test">m</a><a href="javascript:void(0)">j</a><a href="tel:+1">t</a>
       <a href="data:text/html,hi">d</a><a href="ftp://site.test/f">f</a><a href="http://[bad/">b</a><a href="/ok">ok</a>`;
     expect(extract(html).links).toEqual(["http://site.test/ok"]);
+    // Only what the parser refuses is not a valid URI: other schemes are valid, just not the crawl's.
+    expect(extract(html).invalid).toEqual(["http://[bad/"]);
+  });
+
+  test("hrefs that are not a valid URI: as written, each once, at most maxLinks (then the page is truncated)", () => {
+    const html = `<a href="http://exa mple.com/">1</a><a href="http://exa mple.com/">2</a><a href="https://[::1/">3</a><a href="/ok">`;
+    expect(extract(html)).toMatchObject({
+      links: ["http://site.test/ok"],
+      invalid: ["http://exa mple.com/", "https://[::1/"],
+      linksDropped: false,
+    });
+    expect(extract(html, 1)).toMatchObject({ links: ["http://site.test/ok"], invalid: ["http://exa mple.com/"], linksDropped: true });
+    expect(extract(`<meta name="robots" content="nofollow">${html}`).invalid).toEqual([]);
   });
 
   test("drops fragments and repeats, keeping document order", () => {

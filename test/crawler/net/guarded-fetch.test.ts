@@ -38,10 +38,14 @@ const fixture = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: fixtureHandle
 const port = Number(fixture.port);
 
 let ipv6Fixture: ReturnType<typeof Bun.serve> | undefined;
+/** Why the IPv6 test cannot run here, or null. */
+let noIpv6: string | null = null;
 try {
   ipv6Fixture = Bun.serve({ port: 0, hostname: "::1", fetch: fixtureHandler });
-} catch {
-  // No IPv6 loopback on this machine: the IPv6 test is skipped.
+} catch (err) {
+  // A skip says why, in its name and on the console, rather than passing unnoticed.
+  noIpv6 = `no IPv6 loopback on this machine (serving on ::1 failed: ${(err as Error).message})`;
+  console.warn(`guarded-fetch.test.ts: "an IPv6 address is put in brackets" skipped: ${noIpv6}`);
 }
 
 let tlsFixture: HttpsServer;
@@ -137,6 +141,27 @@ describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
     expect(send.sent[0]?.init).toMatchObject({ redirect: "manual", decompress: true, proxy: false, tls: undefined });
   });
 
+  test("an empty query is sent as it is listed: /x? is requested as /x?, never as /x", async () => {
+    // URL.search is "" for an empty query as for none: the request target was pathname + search,
+    // so a link to /x? (which robots.txt's "Disallow: /x$" allows) was fetched as /x.
+    const send = recordingSend({}, sender());
+    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), send);
+    for (const path of ["/x?", "/x?#top", "/x", "/x#top", "/x?a=1", "/x??"]) {
+      await (await get(new URL(`http://rebind.test:${port}${path}`), hop())).text();
+    }
+    const origin = `http://127.0.0.1:${port}`;
+    expect(send.sent.map((s) => s.input.slice(origin.length))).toEqual(["/x?", "/x?", "/x", "/x", "/x?a=1", "/x??"]);
+  });
+
+  test("a target given with the URL is sent as given: the URL as it is listed, not as the parser writes it", async () => {
+    const send = recordingSend({}, sender());
+    const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), send);
+    const url = new URL(`http://rebind.test:${port}/q?name='a'`);
+    expect(url.search).toBe("?name=%27a%27");
+    await (await get(url, { ...hop(), target: "/q?name='a'" })).text();
+    expect(send.sent.map((s) => s.input)).toEqual([`http://127.0.0.1:${port}/q?name='a'`]);
+  });
+
   test("returns a redirect as it is, without following it", async () => {
     const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["127.0.0.1"] }), sender());
     const start = seen.length;
@@ -167,7 +192,7 @@ describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
     expect(since(start).map((s) => s.host)).toEqual([`localhost:${port}`, `127.0.0.1:${port}`]);
   });
 
-  test.skipIf(!ipv6Fixture)("an IPv6 address is put in brackets", async () => {
+  test.skipIf(noIpv6 !== null)(`an IPv6 address is put in brackets${noIpv6 ? ` (skipped: ${noIpv6})` : ""}`, async () => {
     const v6port = ipv6Fixture?.port;
     const send = recordingSend({}, sender());
     const get = createGuardedFetch(allowRebind, fakeResolver({ "rebind.test": ["::1"] }), send);

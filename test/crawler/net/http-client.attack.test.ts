@@ -108,9 +108,10 @@ test("a body in 1-byte chunks costs a piece per socket read, not a piece per byt
 
 test("a close-delimited body cut by a connection reset is an error, not a shorter page", async () => {
   // RFC 9112 8: a body delimited by the close is complete unless the connection reports an error.
+  // Reset at once, no sleep first: TCP delivers the bytes sent before the reset, in order, before
+  // it (a 50 ms sleep here only hoped the client had read them by then).
   const server = rawServer(async (_, conn) => {
     await send(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<a href=/one>");
-    await Bun.sleep(50);
     conn.socket.terminate();
   });
   const error = await errorOf(client().send(`${server.url}/`, {}));
@@ -148,4 +149,29 @@ test("a bare CR in the status line is refused, not read as a reason that swallow
   const error = await errorOf(client().send(`${server.url}/`, {}));
   expect(error).toMatchObject({ code: "ERR_HTTP_MALFORMED" });
   expect(error!.message).toStartWith("malformed HTTP response (invalid status line");
+});
+
+test.each([
+  [
+    "a body longer than its Content-Length",
+    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none",
+    "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray",
+  ],
+  ["a 204 followed by a body", "HTTP/1.1 204 No Content\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray"],
+])("%s, arriving after the response was read and before the connection is reused: never the next answer", async (_, first, extra) => {
+  // The extra bytes reach the client's socket after it has read the response and before it writes
+  // the next request on the kept-alive connection, in the same turn of the event loop: their data
+  // event had not run yet, so the next request was written and the bytes read as its answer.
+  const server = rawServer(
+    ({ target }, conn) => void send(conn, target === "/first" ? first : "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal"),
+  );
+  const http = client();
+  const res = await http.send(`${server.url}/first`, {});
+  await res.bytes();
+  // Written by the server at once (loopback, a few bytes): they are on the client's socket before the reuse.
+  server.connections[0]!.socket.write(extra);
+  const next = await http.send(`${server.url}/next`, {});
+  expect(await next.text()).toBe("real");
+  expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/first"], ["/next"]]);
+  expect(await until(() => server.connections[0]!.closed)).toBe(true);
 });

@@ -736,7 +736,8 @@ export interface operations {
                      *           "not_html": 0,
                      *           "http_error": 0,
                      *           "failed": 0,
-                     *           "filtered": 0
+                     *           "filtered": 0,
+                     *           "invalid": 0
                      *         },
                      *         "excluded_examples": {
                      *           "robots": [],
@@ -748,7 +749,8 @@ export interface operations {
                      *           "not_html": [],
                      *           "http_error": [],
                      *           "failed": [],
-                     *           "filtered": []
+                     *           "filtered": [],
+                     *           "invalid": []
                      *         }
                      *       }
                      *     }
@@ -790,6 +792,8 @@ export interface operations {
                                 failed: number;
                                 /** @description Left out by `include`, `exclude` or `max_depth`. */
                                 filtered: number;
+                                /** @description A link that cannot be listed: longer than 2,048 characters once normalised, or not a valid URI. */
+                                invalid: number;
                             };
                             /** @description Up to 5 of the URLs counted in `excluded`, by reason. */
                             excluded_examples: {
@@ -801,6 +805,8 @@ export interface operations {
                                 http_error: string[];
                                 failed: string[];
                                 filtered: string[];
+                                /** @description The link as met, cut to 200 characters (not necessarily a valid URI). */
+                                invalid: string[];
                             };
                             /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
                             politeness: {

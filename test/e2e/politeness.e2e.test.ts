@@ -1,0 +1,564 @@
+// Politeness toward crawled sites (issue 23) through the compiled executable, judged by what the
+// site saw: several processes on one store (PostgreSQL, SQLite) never exceed --host-concurrency
+// requests in flight to one host, nor start them closer than --host-delay; robots.txt's Crawl-delay
+// spaces them (capped at 30 s); 429 and 503 pause the host for every crawl (Retry-After in seconds
+// or as a date, else 2 s doubling) and the URL is asked again at most 3 times; a process killed with
+// kill -9 gives its slots up when its lease lapses; max_concurrency and delay_ms lower one crawl;
+// and the report's `politeness` and genapi_crawl_throttled_total agree with the site.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createJob, json, waitFor, waitForJob } from "../jobs/support.ts";
+import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { servePoliteSite, type PoliteSite, type Visit } from "../support/polite-site.ts";
+import { createDatabase, stopCluster } from "../support/postgres.ts";
+
+/**
+ * Timing allowance of every "at least N ms apart" assertion about one process: the site stamps a
+ * request when its handler runs, a little after genapi sent it (its event loop and this one's may
+ * each be a few ms late on a loaded machine). Measured: 999-1001 ms gaps for a 1 s Crawl-delay.
+ */
+const JITTER_MS = 10;
+/**
+ * The same between processes sharing a host: a start time reserved in the store may be used up to
+ * 4 ms late (START_SLACK_MS of politeness.ts), and a process's request may leave it later still
+ * when its event loop is held (a SQLite write waiting for another process's lock blocks it).
+ * Measured on 2 cores after warm-up, over 10 runs (5 on each store): one request in ~25 arrives 5-18 ms after its
+ * slot, so the next gap is that much short (181.5 ms was the least seen). Crawls that ignored each
+ * other would start requests 0-5 ms apart.
+ */
+const SHARED_JITTER_MS = 25;
+
+// Servers a failed test left running are killed at the end (bun test runs no exit handlers).
+const started: RunningBinary[] = [];
+afterAll(() => {
+  for (const server of started) if (server.proc.exitCode === null) server.proc.kill("SIGKILL");
+  stopCluster();
+});
+
+async function start(store: string, args: string[] = []): Promise<RunningBinary> {
+  const server = await startBinary({ dbPath: store, args: ["--allow-private-targets", "--max-crawls", "8", "--max-jobs", "4", ...args] });
+  started.push(server);
+  return server;
+}
+
+const sqliteStore = () => join(tempDir(), "genapi.db");
+
+/**
+ * One process on its own SQLite file and a premium key, for the describe block that calls this (its
+ * tests need no shared store; each has its own site, so its own host). A block of its own: what a
+ * failed test leaves running there (a stuck crawl) does not reach the next block.
+ */
+function soloServer(args: string[] = []) {
+  const solo = { server: undefined as unknown as RunningBinary, key: "" };
+  beforeAll(async () => {
+    const store = sqliteStore();
+    solo.key = await createKey(store, "--daily-limit", "1000");
+    solo.server = await start(store, ["--host-concurrency", "4", ...args]);
+  });
+  return solo;
+}
+
+function post(server: RunningBinary, key: string, body: Record<string, unknown>, path = "/api/generate") {
+  return fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+  });
+}
+
+/**
+ * Every crawl of a test is awaited for at most this long, well within the test's own timeout: a
+ * crawl that hangs fails its test with a message, not by the timeout, after which bun test would
+ * kill every process the file started.
+ */
+const ANSWER_WITHIN_MS = 25_000;
+
+/** POST /api/generate; the answer's data (the report), after checking it is a 200. */
+async function crawl(server: RunningBinary, key: string, body: Record<string, unknown>, withinMs = ANSWER_WITHIN_MS): Promise<any> {
+  const res = await fetch(`${server.url}/api/generate`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(withinMs),
+  }).catch((error) => {
+    throw new Error(`POST /api/generate ${JSON.stringify(body)}: no answer within ${withinMs} ms (${error})`);
+  });
+  const answer = await json(res);
+  if (res.status !== 200) throw new Error(`POST /api/generate ${JSON.stringify(body)}: ${res.status} ${JSON.stringify(answer)}`);
+  return answer.data;
+}
+
+/** A crawl job run to its end; its result (the report). */
+async function job(server: RunningBinary, key: string, body: Record<string, unknown>): Promise<any> {
+  const res = await createJob(server, key, body);
+  const answer = await json(res);
+  if (res.status !== 202) throw new Error(`POST /api/jobs: ${res.status} ${JSON.stringify(answer)}`);
+  const done = await waitForJob(server, key, answer.data.id, undefined, ANSWER_WITHIN_MS);
+  if (done.status !== "succeeded") throw new Error(`job ${answer.data.id} ${done.status}: ${JSON.stringify(done.error)}`);
+  return done.result;
+}
+
+/** `genapi crawl URL ...args --json`: its report (stderr), after checking it exited 0. */
+async function cliCrawl(url: string, args: string[]): Promise<any> {
+  const { stdout, stderr, code } = await runBinary(["crawl", url, "--json", ...args]);
+  if (code !== 0) throw new Error(`genapi crawl exited ${code}: ${stderr}`);
+  expect(stdout).toStartWith("<?xml");
+  return JSON.parse(stderr);
+}
+
+/** The most requests in flight at once among `visits` (a request ending as another starts is not counted twice). */
+function maxInFlight(visits: Visit[]): number {
+  const events = visits.flatMap((v) => [
+    { at: v.start, step: 1 },
+    { at: v.end === 0 ? Number.POSITIVE_INFINITY : v.end, step: -1 },
+  ]);
+  events.sort((a, b) => a.at - b.at || a.step - b.step);
+  let now = 0;
+  let most = 0;
+  for (const event of events) {
+    now += event.step;
+    most = Math.max(most, now);
+  }
+  return most;
+}
+
+/** The shortest time between two starts among `visits` (Infinity with fewer than two). */
+function minStartGap(visits: Visit[]): number {
+  const starts = visits.map((v) => v.start).sort((a, b) => a - b);
+  let gap = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < starts.length; i++) gap = Math.min(gap, starts[i]! - starts[i - 1]!);
+  return gap;
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+const pages = (visits: Visit[]) => visits.filter((v) => v.path !== "/robots.txt");
+
+/** A site's page answer after `latency()` ms, robots.txt at once: `answer` of servePoliteSite. */
+const slowPages = (latency: () => number) => async (path: string) => {
+  if (path !== "/robots.txt") await Bun.sleep(latency());
+  return undefined;
+};
+
+/**
+ * `processes` instances on one store, each running 2 jobs and 2 /api/generate crawls of one host at
+ * once; then the same with --host-delay 200; then `genapi crawl` of the host alone.
+ */
+async function sharedStore(backend: string, store: string, processes: number) {
+  const key = await createKey(store, "--daily-limit", "1000");
+  const crawlFromAll = (servers: RunningBinary[], url: string) =>
+    Promise.all(
+      servers.flatMap((server) => [
+        job(server, key, { url }),
+        job(server, key, { url }),
+        crawl(server, key, { url }),
+        crawl(server, key, { url }),
+      ]),
+    );
+
+  // 1. --host-concurrency 2, far below the demand (4 crawls a process, 4 requests each at most).
+  const site = servePoliteSite({ pages: 40, latencyMs: 25 });
+  try {
+    let servers = await Promise.all(Array.from({ length: processes }, () => start(store, ["--host-concurrency", "2"])));
+    let began = performance.now();
+    let reports = await crawlFromAll(servers, `${site.url}/`);
+    const concurrencyMs = performance.now() - began;
+    const seenCap = maxInFlight(site.visits);
+    console.log(
+      `${backend}, ${processes} processes x 4 crawls, --host-concurrency 2: ${site.visits.length} requests in ${Math.round(concurrencyMs)} ms, max in flight ${seenCap}`,
+    );
+    expect(reports.map((r) => r.url_count)).toEqual(reports.map(() => 40));
+    expect(reports.map((r) => r.politeness.max_concurrency)).toEqual(reports.map(() => 2));
+    expect(site.visits.every((v) => v.end > 0 && v.status === 200)).toBe(true);
+    expect(seenCap, "the site had more than --host-concurrency 2 requests in flight").toBeLessThanOrEqual(2);
+    expect(seenCap, "the demand never reached the cap: the test proves nothing").toBe(2);
+    await Promise.all(servers.map((server) => server.stop()));
+
+    // 2. --host-delay 200: no two starts to the host closer than 200 ms, whichever process sent them.
+    const spaced = servePoliteSite({ pages: 2 });
+    try {
+      servers = await Promise.all(
+        Array.from({ length: processes }, () => start(store, ["--host-concurrency", "2", "--host-delay", "200"])),
+      );
+      // Warm up first: a process that has just started sends its first requests late (its code still
+      // loading), which bunches them at the site (gaps of 188 ms, then 174 ms seen on 2 cores).
+      const warm = servePoliteSite({ pages: 1 });
+      await Promise.all(
+        servers.flatMap((server) => [job(server, key, { url: `${warm.url}/` }), crawl(server, key, { url: `${warm.url}/` })]),
+      );
+      await warm.stop();
+      began = performance.now();
+      reports = await crawlFromAll(servers, `${spaced.url}/`);
+      const gap = minStartGap(spaced.visits);
+      console.log(
+        `${backend}, ${processes} processes x 4 crawls, --host-delay 200: ${spaced.visits.length} requests in ${Math.round(performance.now() - began)} ms, min start gap ${round(gap)} ms`,
+      );
+      expect(reports.map((r) => r.url_count)).toEqual(reports.map(() => 2));
+      expect(spaced.visits.length).toBe(reports.length * 3); // robots.txt and the two pages, each crawl
+      expect(gap, `starts closer than --host-delay 200 ms (allowance ${SHARED_JITTER_MS} ms)`).toBeGreaterThanOrEqual(
+        200 - SHARED_JITTER_MS,
+      );
+      await Promise.all(servers.map((server) => server.stop()));
+    } finally {
+      await spaced.stop();
+    }
+
+    // 3. genapi crawl applies the cap within its own process.
+    const before = site.visits.length;
+    const report = await cliCrawl(`${site.url}/`, ["--host-concurrency", "2"]);
+    const visits = site.visits.slice(before);
+    console.log(`${backend}: genapi crawl --host-concurrency 2: ${visits.length} requests, max in flight ${maxInFlight(visits)}`);
+    expect(report.url_count).toBe(40);
+    expect(report.politeness.max_concurrency).toBe(2);
+    expect(maxInFlight(visits)).toBe(2);
+  } finally {
+    await site.stop();
+  }
+}
+
+describe("one host shared by every crawl of every process on one store", () => {
+  test("PostgreSQL: 3 instances x (2 jobs + 2 /api/generate) at once never exceed --host-concurrency 2 nor --host-delay 200", async () => {
+    await sharedStore("PostgreSQL", await createDatabase(), 3);
+  }, 60_000);
+
+  test("SQLite: 2 processes on one file x (2 jobs + 2 /api/generate) at once never exceed --host-concurrency 2 nor --host-delay 200", async () => {
+    await sharedStore("SQLite", sqliteStore(), 2);
+  }, 60_000);
+});
+
+describe("robots.txt Crawl-delay", () => {
+  const solo = soloServer();
+  test("Crawl-delay: 1 in genapi's group (5 for *): page requests start at least 1 s apart", async () => {
+    const site = servePoliteSite({ pages: 4, robots: "User-agent: *\nCrawl-delay: 5\n\nUser-agent: genapi\nCrawl-delay: 1\nAllow: /\n" });
+    try {
+      const report = await crawl(solo.server, solo.key, { url: `${site.url}/` });
+      const starts = pages(site.visits);
+      const gaps = starts.slice(1).map((v, i) => round(v.start - starts[i]!.start));
+      console.log(`Crawl-delay 1: gaps between page starts ${gaps.join(", ")} ms`);
+      expect(report.url_count).toBe(4);
+      expect(report.politeness.crawl_delay_s).toBe(1);
+      expect(starts.map((v) => v.path)).toEqual(["/", "/p1", "/p2", "/p3"]);
+      expect(minStartGap(starts), `page starts closer than Crawl-delay 1 s (allowance ${JITTER_MS} ms)`).toBeGreaterThanOrEqual(
+        1000 - JITTER_MS,
+      );
+      // genapi's group, not *'s 5 s.
+      expect(Math.max(...gaps)).toBeLessThan(5000 - JITTER_MS);
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+
+  test("Crawl-delay: 600 counts as 30 s: the second page request starts 30 s after the first", async () => {
+    const site = servePoliteSite({ pages: 3, robots: "User-agent: genapi\nCrawl-delay: 600\n" });
+    try {
+      const report = await crawl(solo.server, solo.key, { url: `${site.url}/`, max_pages: 2 }, 45_000);
+      const starts = pages(site.visits);
+      const gap = starts[1]!.start - starts[0]!.start;
+      console.log(`Crawl-delay 600: gap between the two page starts ${round(gap)} ms`);
+      expect(starts.map((v) => v.path)).toEqual(["/", "/p1"]);
+      expect(report.politeness.crawl_delay_s).toBe(30);
+      expect(gap, `allowance ${JITTER_MS} ms`).toBeGreaterThanOrEqual(30_000 - JITTER_MS);
+      expect(gap).toBeLessThan(32_000);
+    } finally {
+      await site.stop();
+    }
+  }, 60_000);
+});
+
+describe("429 and 503 pause the host for every crawl", () => {
+  // A crawl or job that never resumes after a pause ends (truncated) within the test.
+  const solo = soloServer(["--crawl-timeout", "20", "--job-timeout", "20"]);
+  /**
+   * The start page links to /p1 and /p2, asked at once; /p1's first answer is `throttle` after 15 ms,
+   * every other page answers after 40 ms, so nothing the crawl sent before the 429 reached genapi
+   * starts after it (/p2 started with /p1; its links wait for /p2's answer).
+   * Once the site has answered it, a job starts a second crawl of the host: it too must wait.
+   */
+  async function pausedByFirstAnswer(throttle: () => Response) {
+    let jobDone: Promise<any> | undefined;
+    const site = servePoliteSite({
+      pages: 7,
+      answer: async (path, nth) => {
+        if (path === "/p1" && nth === 1) {
+          await Bun.sleep(15);
+          return throttle();
+        }
+        if (path !== "/robots.txt") await Bun.sleep(40);
+        return undefined;
+      },
+    });
+    try {
+      const first = crawl(solo.server, solo.key, { url: `${site.url}/` });
+      await waitFor(() => site.visitsOf("/p1")[0]?.end !== undefined && site.visitsOf("/p1")[0]!.end > 0, 10_000, "the throttled answer");
+      const throttled = site.visitsOf("/p1")[0]!;
+      jobDone = job(solo.server, solo.key, { url: `${site.url}/` });
+      const [report, jobReport] = await Promise.all([first, jobDone]);
+      const after = site.visits.filter((v) => v.start > throttled.end);
+      return { site, throttled, after, report, jobReport };
+    } finally {
+      await site.stop();
+    }
+  }
+
+  test("429 with Retry-After: 3: no request from any crawl for 3 s; the URL is asked again and listed; throttled 1, retries 1", async () => {
+    const { site, throttled, after, report, jobReport } = await pausedByFirstAnswer(
+      () => new Response("slow down", { status: 429, headers: { "retry-after": "3" } }),
+    );
+    const quiet = after[0]!.start - throttled.end;
+    console.log(`429 Retry-After 3: first request after it ${round(quiet)} ms later (${after[0]!.path})`);
+    expect(throttled.status).toBe(429);
+    expect(quiet, `a request within Retry-After 3 s of the 429 (allowance ${JITTER_MS} ms)`).toBeGreaterThanOrEqual(3000 - JITTER_MS);
+    expect(site.visitsOf("/p1").map((v) => v.status)).toEqual([429, 200, 200]);
+    expect(report.url_count).toBe(7);
+    expect(report.sitemap).toContain(`<loc>${site.url}/p1</loc>`);
+    expect(report.politeness).toMatchObject({ throttled: 1, retries: 1 });
+    expect(report.politeness.paused_ms).toBeGreaterThanOrEqual(3000 - JITTER_MS);
+    expect(jobReport.url_count).toBe(7);
+    expect(jobReport.politeness).toMatchObject({ throttled: 0, retries: 0 });
+  }, 30_000);
+
+  test("429 with Retry-After as an HTTP date about 3 s ahead: no request from any crawl until then", async () => {
+    let until = 0;
+    const { site, throttled, after, report, jobReport } = await pausedByFirstAnswer(() => {
+      // A whole second 3 to 4 s ahead (an HTTP date has no milliseconds).
+      until = Math.ceil((Date.now() + 3000) / 1000) * 1000;
+      return new Response("slow down", { status: 429, headers: { "retry-after": new Date(until).toUTCString() } });
+    });
+    const untilOnSiteClock = until - performance.timeOrigin;
+    const quiet = after[0]!.start - throttled.end;
+    console.log(
+      `429 Retry-After date ${round(untilOnSiteClock - throttled.end)} ms ahead: first request after it ${round(quiet)} ms later (${after[0]!.path})`,
+    );
+    expect(after[0]!.start, `a request before the Retry-After date (allowance ${JITTER_MS} ms)`).toBeGreaterThanOrEqual(
+      untilOnSiteClock - JITTER_MS,
+    );
+    expect(quiet).toBeGreaterThanOrEqual(3000 - JITTER_MS);
+    expect(site.visitsOf("/p1").map((v) => v.status)).toEqual([429, 200, 200]);
+    expect(report.url_count).toBe(7);
+    expect(report.politeness).toMatchObject({ throttled: 1, retries: 1 });
+    expect(jobReport.politeness).toMatchObject({ throttled: 0, retries: 0 });
+  }, 30_000);
+
+  test("503 without Retry-After twice for one page: asked again 2 s, then 4 s later; listed; throttled 2, retries 2", async () => {
+    // The start page links to /p1 alone: no success from the host between the two 503s resets the backoff.
+    const site = servePoliteSite({
+      pages: 2,
+      answer: (path, nth) => (path === "/p1" && nth <= 2 ? new Response("busy", { status: 503 }) : undefined),
+    });
+    try {
+      const report = await crawl(solo.server, solo.key, { url: `${site.url}/` });
+      const p1 = site.visitsOf("/p1");
+      const gaps = [p1[1]!.start - p1[0]!.end, p1[2]!.start - p1[1]!.end];
+      console.log(`503 twice: /p1 asked again ${gaps.map(round).join(" ms, then ")} ms after each 503`);
+      expect(p1.map((v) => v.status)).toEqual([503, 503, 200]);
+      expect(gaps[0], `allowance ${JITTER_MS} ms`).toBeGreaterThanOrEqual(2000 - JITTER_MS);
+      expect(gaps[0]).toBeLessThan(3000);
+      expect(gaps[1], `allowance ${JITTER_MS} ms`).toBeGreaterThanOrEqual(4000 - JITTER_MS);
+      expect(gaps[1]).toBeLessThan(5000);
+      expect(report.url_count).toBe(2);
+      expect(report.politeness).toMatchObject({ throttled: 2, retries: 2 });
+      expect(report.politeness.paused_ms).toBeGreaterThanOrEqual(6000);
+      expect(report.politeness.paused_ms).toBeLessThan(6100);
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+
+  test("a page that always answers 429: asked 4 times (1 + 3 retries), then counted as http_error; the crawl ends", async () => {
+    const site = servePoliteSite({
+      pages: 3,
+      answer: (path) => (path === "/p1" ? new Response("no", { status: 429, headers: { "retry-after": "1" } }) : undefined),
+    });
+    try {
+      const report = await crawl(solo.server, solo.key, { url: `${site.url}/` });
+      const p1 = site.visitsOf("/p1");
+      const gaps = p1.slice(1).map((v, i) => v.start - p1[i]!.end);
+      console.log(`always 429 (Retry-After 1): /p1 asked ${p1.length} times, gaps ${gaps.map(round).join(", ")} ms`);
+      expect(p1.map((v) => v.status)).toEqual([429, 429, 429, 429]);
+      for (const gap of gaps) expect(gap, `allowance ${JITTER_MS} ms`).toBeGreaterThanOrEqual(1000 - JITTER_MS);
+      expect(report.url_count).toBe(2);
+      expect(report.truncated).toBe(false);
+      expect(report.excluded.http_error).toBe(1);
+      expect(report.sitemap).not.toContain(`${site.url}/p1<`);
+      expect(report.politeness).toMatchObject({ throttled: 4, retries: 3 });
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+
+  test("--crawl-timeout 3 runs out while the host is paused (503, 2 s then 4 s): the API answers within its budget, truncated", async () => {
+    const site = servePoliteSite({ pages: 3, answer: (path) => (path === "/p1" ? new Response("busy", { status: 503 }) : undefined) });
+    const store = sqliteStore();
+    const key = await createKey(store, "--daily-limit", "10");
+    const server = await start(store, ["--crawl-timeout", "3"]);
+    try {
+      const began = performance.now();
+      const report = await crawl(server, key, { url: `${site.url}/` });
+      const tookMs = performance.now() - began;
+      console.log(`--crawl-timeout 3 while paused: answered in ${Math.round(tookMs)} ms, /p1 asked ${site.visitsOf("/p1").length} times`);
+      expect(tookMs).toBeLessThan(4000);
+      expect(report.truncated).toBe(true);
+      expect(report.url_count).toBe(2);
+      expect(site.visitsOf("/p1").map((v) => v.status)).toEqual([503, 503]);
+    } finally {
+      await server.stop();
+      await site.stop();
+    }
+  }, 30_000);
+});
+
+describe("kill -9 of a process holding a host's slots", () => {
+  async function killed(store: string) {
+    let latency = 1500;
+    const site = servePoliteSite({ pages: 20, answer: slowPages(() => latency) });
+    try {
+      const key = await createKey(store, "--daily-limit", "100");
+      const [a, b] = await Promise.all([start(store, ["--host-concurrency", "2"]), start(store, ["--host-concurrency", "2"])]);
+      const doomed = crawl(a, key, { url: `${site.url}/` }).catch(() => "killed");
+      await waitFor(() => site.visits.filter((v) => v.end === 0).length === 2, 10_000, "a holding both slots");
+      a.proc.kill("SIGKILL");
+      const killedAt = performance.now();
+      expect(await doomed).toBe("killed");
+      latency = 20;
+      const report = await crawl(b, key, { url: `${site.url}/` });
+      const first = site.visits.find((v) => v.start > killedAt)!;
+      const waited = first.start - killedAt;
+      console.log(
+        `kill -9: the other process's first request ${Math.round(waited)} ms after the kill; max in flight ${maxInFlight(site.visits)}`,
+      );
+      expect(waited, "the slots of a killed process were not freed within the lease (10 s) and a renewal").toBeLessThan(12_000);
+      expect(report.url_count).toBe(20);
+      expect(maxInFlight(site.visits)).toBeLessThanOrEqual(2);
+      await b.stop();
+    } finally {
+      await site.stop();
+    }
+  }
+
+  test("SQLite: another process crawls the host within the lease time and completes", () => killed(sqliteStore()), 30_000);
+
+  test(
+    "PostgreSQL: another process crawls the host within the lease time and completes",
+    async () => killed(await createDatabase()),
+    30_000,
+  );
+});
+
+describe("one crawl's own limits", () => {
+  const solo = soloServer();
+  test("max_concurrency: 1 keeps a lone crawl to one request in flight (without it, the cap of 4 is reached)", async () => {
+    const site = servePoliteSite({ pages: 30, latencyMs: 20 });
+    try {
+      const report = await crawl(solo.server, solo.key, { url: `${site.url}/`, max_concurrency: 1 });
+      const lowered = maxInFlight(site.visits);
+      const before = site.visits.length;
+      const full = await crawl(solo.server, solo.key, { url: `${site.url}/` });
+      const unlowered = maxInFlight(site.visits.slice(before));
+      console.log(`max_concurrency 1: max in flight ${lowered}; without it ${unlowered}`);
+      expect(report.url_count).toBe(30);
+      expect(report.politeness.max_concurrency).toBe(1);
+      expect(lowered).toBe(1);
+      expect(full.politeness.max_concurrency).toBe(4);
+      expect(unlowered).toBe(4);
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+
+  test("delay_ms: 300 spaces the crawl's request starts 300 ms apart", async () => {
+    const site = servePoliteSite({ pages: 4 });
+    try {
+      const report = await crawl(solo.server, solo.key, { url: `${site.url}/`, delay_ms: 300 });
+      const gap = minStartGap(site.visits);
+      console.log(`delay_ms 300: ${site.visits.length} requests, min start gap ${round(gap)} ms`);
+      expect(report.url_count).toBe(4);
+      expect(report.politeness).toMatchObject({ delay_ms: 300, max_concurrency: 4 });
+      expect(site.visits.length).toBe(5);
+      expect(gap, `allowance ${JITTER_MS} ms`).toBeGreaterThanOrEqual(300 - JITTER_MS);
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+
+  test("max_concurrency above the cap, delay_ms out of range: 400 with the exact message, before admission", async () => {
+    const site = servePoliteSite({ pages: 1 });
+    const limited = await createKey(solo.server.dbPath, "--daily-limit", "50");
+    try {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ max_concurrency: 5 }, "max_concurrency must be an integer from 1 to 4."],
+        [{ max_concurrency: 0 }, "max_concurrency must be an integer from 1 to 4."],
+        [{ max_concurrency: 1.5 }, "max_concurrency must be an integer from 1 to 4."],
+        [{ max_concurrency: "2" }, "max_concurrency must be an integer from 1 to 4."],
+        [{ delay_ms: 60_001 }, "delay_ms must be an integer from 0 to 60000."],
+        [{ delay_ms: -1 }, "delay_ms must be an integer from 0 to 60000."],
+        [{ delay_ms: 0.5 }, "delay_ms must be an integer from 0 to 60000."],
+      ];
+      for (const path of ["/api/generate", "/api/jobs"]) {
+        for (const [options, message] of cases) {
+          const res = await post(solo.server, limited, { url: `${site.url}/`, ...options }, path);
+          expect(res.status, `${path} ${JSON.stringify(options)}`).toBe(400);
+          expect(await json(res)).toEqual({ success: false, message });
+          expect(res.headers.get("x-ratelimit-remaining")).toBe("50");
+        }
+      }
+      expect(site.visits).toEqual([]);
+      // The bounds themselves are accepted, and counted.
+      const res = await post(solo.server, limited, { url: `${site.url}/`, max_concurrency: 4, delay_ms: 0 });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-remaining")).toBe("49");
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+});
+
+describe("the report and the metric agree with the site", () => {
+  const solo = soloServer();
+  const scrapeThrottled = async (server: RunningBinary) => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith("genapi_crawl_throttled_total"));
+    return Number(line?.split(" ")[1]);
+  };
+
+  test("politeness.throttled and retries count the 429 and 503 the site answered, in /api/generate, jobs and genapi crawl; so does genapi_crawl_throttled_total", async () => {
+    // Throttled answers once each, with short pauses: /p1 429 twice, /p2 503 once, /p5 503 once.
+    const plan: Record<string, number[]> = { "/p1": [429, 429], "/p2": [503], "/p5": [503] };
+    const seen = new Map<string, number>();
+    const site = servePoliteSite({
+      pages: 7,
+      answer: (path) => {
+        // Counted per crawl: each crawl fetches robots.txt first.
+        if (path === "/robots.txt") seen.clear();
+        const nth = (seen.get(path) ?? 0) + 1;
+        seen.set(path, nth);
+        const status = plan[path]?.[nth - 1];
+        return status === undefined ? undefined : new Response("later", { status, headers: { "retry-after": "0" } });
+      },
+    });
+    try {
+      const throttledOn = (visits: Visit[]) => visits.filter((v) => v.status === 429 || v.status === 503).length;
+      const metricBefore = await scrapeThrottled(solo.server);
+      const reports: [string, any, Visit[]][] = [];
+      for (const [name, run] of [
+        ["/api/generate", () => crawl(solo.server, solo.key, { url: `${site.url}/` })],
+        ["job", () => job(solo.server, solo.key, { url: `${site.url}/` })],
+        ["genapi crawl", () => cliCrawl(`${site.url}/`, [])],
+      ] as const) {
+        const before = site.visits.length;
+        reports.push([name, await run(), site.visits.slice(before)]);
+      }
+      const metricDelta = (await scrapeThrottled(solo.server)) - metricBefore;
+      for (const [name, report, visits] of reports) {
+        console.log(`${name}: the site answered ${throttledOn(visits)} 429/503; politeness ${JSON.stringify(report.politeness)}`);
+        expect(throttledOn(visits), name).toBe(4);
+        expect(report.url_count, name).toBe(7);
+        expect(report.politeness, name).toMatchObject({ max_concurrency: 4, delay_ms: 0, crawl_delay_s: null, throttled: 4, retries: 4 });
+        // Retry-After: 0 pauses for no time (give or take the millisecond between two clock reads).
+        expect(report.politeness.paused_ms, name).toBeLessThan(50);
+      }
+      console.log(`genapi_crawl_throttled_total rose by ${metricDelta}`);
+      expect(metricDelta).toBe(throttledOn(reports[0]![2]) + throttledOn(reports[1]![2]));
+    } finally {
+      await site.stop();
+    }
+  }, 30_000);
+});
