@@ -233,5 +233,9 @@ function rendererFor(config: ServeConfig, log: (message: string) => void): Rende
     return null;
   }
   const noSandbox = process.env.GENAPI_CHROMIUM_NO_SANDBOX === "1";
-  return { browser: new Browser({ executable, tabs: config.renderTabs, noSandbox, log }), timeoutMs: config.renderTimeoutSeconds * 1000 };
+  const intercept = process.env.GENAPI_RENDER_TEST_NO_INTERCEPT !== "1";
+  return {
+    browser: new Browser({ executable, tabs: config.renderTabs, noSandbox, log, intercept }),
+    timeoutMs: config.renderTimeoutSeconds * 1000,
+  };
 }

@@ -1,9 +1,9 @@
 // The job object of the contract's "Crawl jobs" section and the request/response schemas of the
 // job endpoints, for the OpenAPI document (with examples).
 import { t } from "elysia";
-import { type CrawlOptions, defaultCrawlOptions, type PolitenessReport } from "../crawler/index.ts";
+import { type CrawlOptions, defaultCrawlOptions, type PolitenessReport, type RenderReport } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
-import { PolitenessModel } from "../sitemap/model.ts";
+import { PolitenessModel, RenderModel } from "../sitemap/model.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export const FINISHED: readonly JobStatus[] = ["succeeded", "failed", "cancelled"];
@@ -26,6 +26,7 @@ export interface JobResult {
   excluded?: Record<string, number>;
   excluded_examples?: Record<string, string[]>;
   politeness?: PolitenessReport;
+  render?: RenderReport;
   sitemap_url: string;
   /** Part files of a split result; 0 when sitemap.xml is the whole sitemap. */
   sitemap_parts: number;
@@ -73,6 +74,7 @@ export const JobOptionsModel = t.Object(
       description: "The crawl's requests in flight at most; null: the server's --host-concurrency.",
     }),
     delay_ms: jsonInteger({ minimum: 0, description: "Least time between two of the crawl's request starts, ms." }),
+    render: t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")], { description: "JavaScript rendering mode." }),
   },
   { description: "The crawl options as accepted, defaults filled in." },
 );
@@ -94,6 +96,7 @@ export const JobResultModel = t.Object({
   excluded: t.Optional(t.Record(t.String(), jsonInteger(), { description: "URLs met and not listed, by reason." })),
   excluded_examples: t.Optional(t.Record(t.String(), t.Array(t.String()), { description: "Up to 5 URLs per reason." })),
   politeness: t.Optional(PolitenessModel),
+  render: t.Optional(RenderModel),
   sitemap_url: t.String({ description: "Path of the sitemap (a <sitemapindex> when split)." }),
   sitemap_parts: jsonInteger({ description: "Number of part files sitemap-<n>.xml; 0 when not split." }),
 });
@@ -132,6 +135,7 @@ export const JobRequestModel = t.Object(
     images: t.Optional(t.Boolean()),
     max_concurrency: t.Optional(jsonInteger({ minimum: 1 })),
     delay_ms: t.Optional(jsonInteger({ minimum: 0, maximum: 60_000 })),
+    render: t.Optional(t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")])),
   },
   { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
 );

@@ -90,6 +90,14 @@ export const crawlOptionFields = {
       examples: [2],
     }),
   ),
+  render: t.Optional(
+    t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")], {
+      default: "never",
+      description:
+        "Read pages through the server's Chromium: `never`, `always`, or `auto` (the start page is read raw and rendered; the crawl is rendered when the browser finds in-scope links the raw HTML lacks). 400 `render is not available: no Chromium found on the server.` when it has none.",
+      examples: ["auto"],
+    }),
+  ),
   delay_ms: t.Optional(
     t.Unsafe<number>({
       type: "integer",
@@ -101,6 +109,16 @@ export const crawlOptionFields = {
     }),
   ),
 };
+
+/** `data.render`: whether pages were read through the browser. */
+export const RenderModel = t.Object(
+  {
+    mode: t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")]),
+    rendered: t.Boolean({ description: "The crawl's pages were read from the rendered DOM." }),
+    pages_rendered: jsonInteger({ minimum: 0, description: "Pages rendered in the browser." }),
+  },
+  { description: "JavaScript rendering: the mode asked for, whether it rendered, and how many pages." },
+);
 
 /** `data.politeness`: what politeness toward the crawled site did to this crawl. */
 export const PolitenessModel = t.Object(
@@ -188,6 +206,7 @@ export const GenerateSuccess = t.Object({
     excluded: ExcludedModel,
     excluded_examples: ExcludedExamplesModel,
     politeness: PolitenessModel,
+    render: RenderModel,
   }),
 });
 

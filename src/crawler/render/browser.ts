@@ -38,6 +38,11 @@ export interface BrowserOptions {
    */
   noSandbox: boolean;
   log: (message: string) => void;
+  /**
+   * For tests only (GENAPI_RENDER_TEST_NO_INTERCEPT=1): pages are not intercepted, so a test can
+   * show that a request escaping genapi meets the closed proxy instead of the network.
+   */
+  intercept?: boolean;
 }
 
 /** One browser process and its DevTools connection. */
@@ -55,7 +60,7 @@ export class Browser {
   /** Browser starts, for tests and the report. */
   starts = 0;
 
-  constructor(private readonly options: BrowserOptions) {}
+  constructor(readonly options: BrowserOptions) {}
 
   /** Runs `use` with a tab's worth of the browser: waits for one of `tabs` slots, starts the browser if needed. */
   async withTab<T>(signal: AbortSignal, use: (cdp: Cdp) => Promise<T>): Promise<T> {

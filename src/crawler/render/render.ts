@@ -52,10 +52,10 @@ const PAGE_PRELUDE = `(() => {
 })();`;
 
 export async function renderPage(browser: Browser, input: RenderInput): Promise<Rendered> {
-  return browser.withTab(input.signal, (cdp) => renderIn(cdp, input));
+  return browser.withTab(input.signal, (cdp) => renderIn(browser, cdp, input));
 }
 
-async function renderIn(cdp: Cdp, input: RenderInput): Promise<Rendered> {
+async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise<Rendered> {
   const { browserContextId } = await cdp.send("Target.createBrowserContext", { disposeOnDetach: true });
   const sessions = new Set<string>();
   const stopListening: (() => void)[] = [];
@@ -143,7 +143,7 @@ async function renderIn(cdp: Cdp, input: RenderInput): Promise<Rendered> {
       const child = event.sessionId;
       sessions.add(child);
       void (async () => {
-        await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
+        if (browser.options.intercept !== false) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
         await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, child).catch(() => {});
         await cdp.send("Runtime.runIfWaitingForDebugger", undefined, child).catch(() => {});
       })();
@@ -158,7 +158,7 @@ async function renderIn(cdp: Cdp, input: RenderInput): Promise<Rendered> {
     const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
     pageSession = sessionId;
     sessions.add(sessionId);
-    await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
+    if (browser.options.intercept !== false) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
     await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
     await cdp.send("Page.enable", undefined, sessionId);
     await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source: PAGE_PRELUDE }, sessionId);

@@ -691,6 +691,12 @@ export interface operations {
                      */
                     max_concurrency?: number;
                     /**
+                     * @description Read pages through the server's Chromium: `never`, `always`, or `auto` (the start page is read raw and rendered; the crawl is rendered when the browser finds in-scope links the raw HTML lacks). 400 `render is not available: no Chromium found on the server.` when it has none.
+                     * @default never
+                     * @example auto
+                     */
+                    render?: "never" | "always" | "auto";
+                    /**
                      * @description Least time between two of this crawl's request starts, in ms, on top of the host's own interval.
                      * @default 0
                      * @example 250
@@ -822,6 +828,14 @@ export interface operations {
                                 retries: number;
                                 /** @description Time the crawl waited while the host was paused after a 429 or 503. */
                                 paused_ms: number;
+                            };
+                            /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                            render: {
+                                mode: "never" | "always" | "auto";
+                                /** @description The crawl's pages were read from the rendered DOM. */
+                                rendered: boolean;
+                                /** @description Pages rendered in the browser. */
+                                pages_rendered: number;
                             };
                         };
                     };
@@ -1064,7 +1078,8 @@ export interface operations {
                      *               "alternates": false,
                      *               "images": false,
                      *               "max_concurrency": null,
-                     *               "delay_ms": 0
+                     *               "delay_ms": 0,
+                     *               "render": "never"
                      *             },
                      *             "created_at": "2026-11-21T10:15:00.000Z",
                      *             "started_at": "2026-11-21T10:15:00.120Z",
@@ -1122,6 +1137,8 @@ export interface operations {
                                     max_concurrency: number | null;
                                     /** @description Least time between two of the crawl's request starts, ms. */
                                     delay_ms: number;
+                                    /** @description JavaScript rendering mode. */
+                                    render: "never" | "always" | "auto";
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1170,6 +1187,14 @@ export interface operations {
                                         retries: number;
                                         /** @description Time the crawl waited while the host was paused after a 429 or 503. */
                                         paused_ms: number;
+                                    };
+                                    /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                    render?: {
+                                        mode: "never" | "always" | "auto";
+                                        /** @description The crawl's pages were read from the rendered DOM. */
+                                        rendered: boolean;
+                                        /** @description Pages rendered in the browser. */
+                                        pages_rendered: number;
                                     };
                                     /** @description Path of the sitemap (a <sitemapindex> when split). */
                                     sitemap_url: string;
@@ -1284,6 +1309,7 @@ export interface operations {
                     images?: boolean;
                     max_concurrency?: number;
                     delay_ms?: number;
+                    render?: "never" | "always" | "auto";
                 };
             };
         };
@@ -1314,7 +1340,8 @@ export interface operations {
                      *           "alternates": false,
                      *           "images": false,
                      *           "max_concurrency": null,
-                     *           "delay_ms": 0
+                     *           "delay_ms": 0,
+                     *           "render": "never"
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": null,
@@ -1359,6 +1386,8 @@ export interface operations {
                                 max_concurrency: number | null;
                                 /** @description Least time between two of the crawl's request starts, ms. */
                                 delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1407,6 +1436,14 @@ export interface operations {
                                     retries: number;
                                     /** @description Time the crawl waited while the host was paused after a 429 or 503. */
                                     paused_ms: number;
+                                };
+                                /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                render?: {
+                                    mode: "never" | "always" | "auto";
+                                    /** @description The crawl's pages were read from the rendered DOM. */
+                                    rendered: boolean;
+                                    /** @description Pages rendered in the browser. */
+                                    pages_rendered: number;
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
@@ -1578,7 +1615,8 @@ export interface operations {
                      *           "alternates": false,
                      *           "images": false,
                      *           "max_concurrency": null,
-                     *           "delay_ms": 0
+                     *           "delay_ms": 0,
+                     *           "render": "never"
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -1632,6 +1670,8 @@ export interface operations {
                                 max_concurrency: number | null;
                                 /** @description Least time between two of the crawl's request starts, ms. */
                                 delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1680,6 +1720,14 @@ export interface operations {
                                     retries: number;
                                     /** @description Time the crawl waited while the host was paused after a 429 or 503. */
                                     paused_ms: number;
+                                };
+                                /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                render?: {
+                                    mode: "never" | "always" | "auto";
+                                    /** @description The crawl's pages were read from the rendered DOM. */
+                                    rendered: boolean;
+                                    /** @description Pages rendered in the browser. */
+                                    pages_rendered: number;
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
@@ -1791,7 +1839,8 @@ export interface operations {
                      *           "alternates": false,
                      *           "images": false,
                      *           "max_concurrency": null,
-                     *           "delay_ms": 0
+                     *           "delay_ms": 0,
+                     *           "render": "never"
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -1834,6 +1883,8 @@ export interface operations {
                                 max_concurrency: number | null;
                                 /** @description Least time between two of the crawl's request starts, ms. */
                                 delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1882,6 +1933,14 @@ export interface operations {
                                     retries: number;
                                     /** @description Time the crawl waited while the host was paused after a 429 or 503. */
                                     paused_ms: number;
+                                };
+                                /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                render?: {
+                                    mode: "never" | "always" | "auto";
+                                    /** @description The crawl's pages were read from the rendered DOM. */
+                                    rendered: boolean;
+                                    /** @description Pages rendered in the browser. */
+                                    pages_rendered: number;
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
@@ -1979,10 +2038,10 @@ export interface operations {
                 content: {
                     /**
                      * @example event: progress
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never"},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
                      *
                      *     event: done
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never"},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
                      */
                     "text/event-stream": string;
                 };
