@@ -202,6 +202,7 @@ class Crawl {
   /** `auto` decides on the start page; `never` and `always` have decided. */
   private renderDecided: boolean;
   private pagesRendered = 0;
+  private renderFailureTold = false;
   private readonly productToken: string;
   private scope = "";
   /** `${scope}/`: every URL of the crawl starts with it (judgeLink tests it for every link). */
@@ -587,7 +588,9 @@ class Crawl {
       return page.html;
     } catch (err) {
       if (this.stop.signal.aborted) throw this.stop.signal.reason;
-      void err;
+      // Read raw instead; the operator hears of it once per crawl.
+      if (!this.renderFailureTold) renderer.browser.options.log(`rendering ${url} failed, read raw instead: ${(err as Error).message}`);
+      this.renderFailureTold = true;
       return null;
     }
   }

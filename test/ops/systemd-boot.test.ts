@@ -49,6 +49,8 @@ test("the README's deploy section gives exactly the commands this test runs", ()
 });
 
 interface Machine {
+  /** The container's init, as the host sees it (nsenter -t). */
+  pid: number;
   /** Runs a command inside the container (all its namespaces and its root). */
   run: (argv: string[]) => { code: number | null; stdout: string; stderr: string };
   /** Fetches a URL from inside the container's network namespace; resolves with status and body. */
@@ -235,7 +237,7 @@ async function boot(target = "genapi-test.target", deadlineMs = BOOT_DEADLINE_MS
     if (code !== 0) throw new Error(`fetch ${url} inside the container failed: ${err}`);
     return JSON.parse(out) as { status: number; body: string };
   };
-  return { run, fetch: fetchInside, log, shutdown };
+  return { pid: init, run, fetch: fetchInside, log, shutdown };
 }
 
 /**
@@ -370,6 +372,54 @@ describe.skipIf(!machine)("genapi.service under a real systemd", () => {
     expect(environ).toContain("GENAPI_FREE_DAILY_LIMIT=7");
     expect(environ).toContain("STATE_DIRECTORY=/var/lib/genapi");
   });
+
+  test("a rendered crawl works under the unit, with Chromium's sandbox on", async () => {
+    const chromium = Bun.which("chromium");
+    if (chromium === null) {
+      console.warn("skipping the rendered crawl under systemd: no chromium on this machine");
+      return;
+    }
+    // A single-page application in the container's network namespace: its links exist only once
+    // its script has run.
+    const siteScript = `
+      const pages = ["/", "/a", "/b"];
+      const shell = '<!doctype html><html><body><nav id="n"></nav><script>fetch("/pages.json").then(r => r.json()).then(l => { for (const p of l) { const a = document.createElement("a"); a.href = p; document.getElementById("n").append(a); } });</script></body></html>';
+      const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch(req) {
+        const path = new URL(req.url).pathname;
+        if (path === "/pages.json") return Response.json(pages);
+        if (pages.includes(path)) return new Response(shell, { headers: { "content-type": "text/html" } });
+        return new Response("not found", { status: 404 });
+      } });
+      console.log(server.port);`;
+    const site = Bun.spawn(["nsenter", "-t", String(m.pid), "-n", process.execPath, "-e", siteScript], { stdout: "pipe", stderr: "pipe" });
+    try {
+      const reader = site.stdout.getReader();
+      const port = new TextDecoder().decode((await reader.read()).value).trim();
+      m.run(["sh", "-c", "printf 'GENAPI_FREE_DAILY_LIMIT=7\\nGENAPI_ALLOW_PRIVATE_TARGETS=1\\n' > /etc/genapi/genapi.env"]);
+      expect(m.run(["systemctl", "restart", "genapi"]).code).toBe(0);
+      await waitHealthy(m);
+      const key = m.run([...KEY_COMMAND, "create", "--name", "render", "--daily-limit", "100"]).stdout.trim();
+      const answer = await m.fetch("http://127.0.0.1:8080/api/generate", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, render: "always" }),
+      });
+      const journal = () => m.run(["journalctl", "-u", "genapi", "--no-pager", "-n", "40"]).stdout;
+      expect(answer.status, journal()).toBe(200);
+      const data = JSON.parse(answer.body).data;
+      expect(data.url_count, journal()).toBe(3);
+      expect(data.render).toEqual({ mode: "always", rendered: true, pages_rendered: 3 });
+      // The browser still runs (genapi keeps it for the next page), in its sandbox: none of its
+      // processes was started with --no-sandbox.
+      const browsers = m.run(["sh", "-c", "for p in $(pgrep -x chromium); do tr '\\0' ' ' < /proc/$p/cmdline; echo; done"]).stdout;
+      const lines = browsers.trim().split("\n").filter(Boolean);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.filter((line) => line.includes("--no-sandbox"))).toEqual([]);
+    } finally {
+      site.kill();
+      m.run(["sh", "-c", "echo GENAPI_FREE_DAILY_LIMIT=7 > /etc/genapi/genapi.env"]);
+    }
+  }, 120_000);
 
   test("systemctl stop ends it with SIGTERM, exit 0 and a checkpointed database", () => {
     expect(m.run(["systemctl", "stop", "genapi"]).code).toBe(0);

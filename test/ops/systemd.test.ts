@@ -65,7 +65,9 @@ describe("deploy/genapi.service", () => {
     expect(proc.exitCode).toBe(0);
   });
 
-  test.skipIf(!!analyze.skip)("systemd-analyze security rates its exposure at most 1.5 (OK)", () => {
+  // 1.1 before rendering (issue 25); Chromium's sandbox needs user, PID and network namespaces,
+  // @privileged, @resources and @mount calls and /proc beyond the process subset: 2.0.
+  test.skipIf(!!analyze.skip)("systemd-analyze security rates its exposure at most 2.0 (OK)", () => {
     const dir = tempDir("genapi-unit-");
     copyFileSync(join(root, "deploy/genapi.service"), join(dir, "genapi.service"));
     const proc = Bun.spawnSync([analyze.path!, "security", "--offline=true", "--no-pager", join(dir, "genapi.service")], {
@@ -75,7 +77,7 @@ describe("deploy/genapi.service", () => {
     const output = `${proc.stdout}${proc.stderr}`;
     const level = /Overall exposure level for genapi\.service: ([\d.]+) (\w+)/.exec(output);
     expect(level, output).not.toBeNull();
-    expect(Number(level![1])).toBeLessThanOrEqual(1.5);
+    expect(Number(level![1])).toBeLessThanOrEqual(2.0);
     expect(level![2]).toBe("OK");
   });
 
@@ -99,7 +101,8 @@ describe("deploy/genapi.service", () => {
       ProtectClock: "yes",
       ProtectHostname: "yes",
       RestrictAddressFamilies: "AF_INET AF_INET6 AF_UNIX",
-      RestrictNamespaces: "yes",
+      // Chromium's sandbox makes user, PID and network namespaces; nothing else may be made.
+      RestrictNamespaces: "user pid net",
       LockPersonality: "yes",
       RestrictRealtime: "yes",
       RestrictSUIDSGID: "yes",

@@ -240,8 +240,10 @@ async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
   } finally {
     clearTimeout(deadline);
   }
-  const last = text.trim().split("\n").at(-1) ?? "";
-  throw new CdpError(`the browser did not start${last ? `: ${last.slice(0, 300)}` : ""}`);
+  // Chromium says why on a FATAL or ERROR line (a sandbox it cannot use, a missing library); else its last line.
+  const lines = text.trim().split("\n");
+  const why = lines.find((line) => /FATAL|ERROR/.test(line)) ?? lines.at(-1) ?? "";
+  throw new CdpError(`the browser did not start${why ? `: ${why.replace(/^\[[^\]]*\]\s*/, "").slice(0, 300)}` : ""}`);
 }
 
 /** Resident memory of a process and its descendants (Linux /proc), or null where /proc is not readable. */
