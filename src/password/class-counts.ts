@@ -12,9 +12,10 @@
 //   G_{k-1}(x) = s_{k-1}^x when x >= m_{k-1}, else 0;
 //   G_j(x) = sum over c >= m_j of C(x, c) * s_j^c * G_{j+1}(x - c),
 // class j gets c characters of the r still unassigned with probability C(r, c) s_j^c G_{j+1}(r-c)
-// / G_j(r): a uniform BigInt below G_j(r) (exact, random.ts) walked down those weights. Building
+// / G_j(r): a uniform BigInt below G_j(r) (exact, random.ts) walked down those weights (one draw
+// serves all the steps, see sampleClassCounts). Building
 // the tables costs O(k n^2) BigInt products (2.2 ms for n = 128 and four classes, 0.08 ms for
-// n = 16), so they are cached by shape; a draw costs O(k n) products and k - 1 BigInt draws.
+// n = 16), so they are cached by shape; a draw costs O(k n) products and one BigInt draw.
 
 import { acceptance, roundedLog2 } from "./generator.ts";
 import { MAX_LENGTH } from "./params.ts";
@@ -120,16 +121,23 @@ export function sampleClassCounts(table: ClassCountTable, random: Random): numbe
   const binomial = binomialRows();
   const counts: number[] = [];
   let remaining = length;
+  // One uniform draw below the total serves every step: once c is chosen, u is uniform below
+  // its weight C(r, c) s^c G_{j+1}(r - c), an exact multiple of G_{j+1}(r - c), so u modulo
+  // that is uniform below it: the next step's draw, with no bias.
+  let u = uniformBigInt(random, table.total);
   for (let j = 0; j < k - 1; j++) {
     const next = suffix[j + 1]!;
     const powers = powersOf(sizes[j]!);
     const row = binomial[remaining]!;
-    let u = uniformBigInt(random, j === 0 ? table.total : suffix[j]![remaining]!);
     let c = minimums[j]!;
     for (; ; c++) {
       if (c > remaining) throw new Error("class-count weights do not add up to their total");
-      const weight = row[c]! * powers[c]! * next[remaining - c]!;
-      if (u < weight) break;
+      const rest = next[remaining - c]!;
+      const weight = row[c]! * powers[c]! * rest;
+      if (u < weight) {
+        u %= rest;
+        break;
+      }
       u -= weight;
     }
     counts.push(c);

@@ -257,6 +257,21 @@ describe("sampleClassCounts: count vectors in proportion to their strings (chi-s
     });
   }
 
+  test("one BigInt draw per vector: its remainder at each step is the next step's draw", () => {
+    // A source that always answers 0: u = 0 picks each class's smallest count, and the whole
+    // vector costs exactly the words of one draw below the total (104 bits: 4 words).
+    const table = classCountTable([26, 26, 10, 28], [1, 2, 1, 3], 16);
+    const calls: number[] = [];
+    const zero: Random = {
+      uniformIndex(n) {
+        calls.push(n);
+        return 0;
+      },
+    };
+    expect(sampleClassCounts(table, zero)).toEqual([1, 2, 1, 12]);
+    expect(calls).toHaveLength(Math.ceil((table.total - 1n).toString(2).length / 32));
+  });
+
   test("every case has several cells, none expected fewer than 5 times", () => {
     for (const [, sizes, minimums, length] of cases) {
       const table = classCountTable(sizes, minimums, length);
