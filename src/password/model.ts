@@ -28,20 +28,24 @@ const booleanText = (description: string, byDefault: "true" | "false") =>
 const minimumText = (name: string, chars: string) =>
   t.Optional(
     jsonInteger({
-      description: `At least this many ${chars}: 1 to length (${name} must be on). Default 1 when ${name} is on.`,
+      description: `At least this many ${chars}: 1 to length (at most ${MAX_LENGTH}); ${name} must be on, and all minimums together at most length. Default 1 when ${name} is on.`,
       minimum: 1,
       maximum: MAX_LENGTH,
     }),
   );
 
 const textFields = {
-  length: t.Optional(jsonInteger({ description: "Password length.", minimum: MIN_LENGTH, maximum: MAX_LENGTH, default: 16 })),
+  length: t.Optional(
+    jsonInteger({ description: `Password length: ${MIN_LENGTH} to ${MAX_LENGTH}.`, minimum: MIN_LENGTH, maximum: MAX_LENGTH, default: 16 }),
+  ),
   uppercase: booleanText("Use A-Z.", "true"),
   lowercase: booleanText("Use a-z.", "true"),
   numbers: booleanText("Use 0-9.", "true"),
   symbols: booleanText("Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~ (or symbol_set).", "true"),
   exclude_similar: booleanText("Remove the look-alikes 0 O 1 l I |.", "false"),
-  exclude: t.Optional(t.String({ description: "Characters to remove.", maxLength: MAX_EXCLUDE, examples: ["{}[]"] })),
+  exclude: t.Optional(
+    t.String({ description: `Characters to remove: at most ${MAX_EXCLUDE}.`, maxLength: MAX_EXCLUDE, examples: ["{}[]"] }),
+  ),
   min_uppercase: minimumText("uppercase", "A-Z"),
   min_lowercase: minimumText("lowercase", "a-z"),
   min_numbers: minimumText("numbers", "0-9"),
@@ -57,7 +61,7 @@ const textFields = {
   ),
   count: t.Optional(
     jsonInteger({
-      description: "How many independent passwords (or passphrases). Above 1 the answer holds `passwords` in place of `password`.",
+      description: `How many independent passwords (or passphrases): 1 to ${MAX_COUNT}. Above 1 the answer holds \`passwords\` in place of \`password\`.`,
       minimum: 1,
       maximum: MAX_COUNT,
       default: 1,
@@ -71,7 +75,9 @@ const textFields = {
       default: "password",
     }),
   ),
-  words: t.Optional(jsonInteger({ description: "Passphrase words.", minimum: MIN_WORDS, maximum: MAX_WORDS, default: 6 })),
+  words: t.Optional(
+    jsonInteger({ description: `Passphrase words: ${MIN_WORDS} to ${MAX_WORDS}.`, minimum: MIN_WORDS, maximum: MAX_WORDS, default: 6 }),
+  ),
   separator: t.Optional(
     t.String({
       description: `Between passphrase words: 0 to ${MAX_SEPARATOR} printable ASCII characters.`,

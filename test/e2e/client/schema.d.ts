@@ -285,7 +285,7 @@ export interface operations {
     "getApi.php": {
         parameters: {
             query?: {
-                /** @description Password length. */
+                /** @description Password length: 8 to 128. */
                 length?: number;
                 /** @description Use A-Z. One of true, false, 1, 0 (any case). Default true. */
                 uppercase?: string;
@@ -297,23 +297,23 @@ export interface operations {
                 symbols?: string;
                 /** @description Remove the look-alikes 0 O 1 l I |. One of true, false, 1, 0 (any case). Default false. */
                 exclude_similar?: string;
-                /** @description Characters to remove. */
+                /** @description Characters to remove: at most 128. */
                 exclude?: string;
-                /** @description At least this many A-Z: 1 to length (uppercase must be on). Default 1 when uppercase is on. */
+                /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
                 min_uppercase?: number;
-                /** @description At least this many a-z: 1 to length (lowercase must be on). Default 1 when lowercase is on. */
+                /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
                 min_lowercase?: number;
-                /** @description At least this many 0-9: 1 to length (numbers must be on). Default 1 when numbers is on. */
+                /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
                 min_numbers?: number;
-                /** @description At least this many symbols: 1 to length (symbols must be on). Default 1 when symbols is on. */
+                /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
                 min_symbols?: number;
                 /** @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies. */
                 symbol_set?: string;
-                /** @description How many independent passwords (or passphrases). Above 1 the answer holds `passwords` in place of `password`. */
+                /** @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`. */
                 count?: number;
                 /** @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase. */
                 type?: "password" | "passphrase";
-                /** @description Passphrase words. */
+                /** @description Passphrase words: 3 to 20. */
                 words?: number;
                 /** @description Between passphrase words: 0 to 3 printable ASCII characters. */
                 separator?: string;
@@ -478,7 +478,7 @@ export interface operations {
     "postApi.php": {
         parameters: {
             query?: {
-                /** @description Password length. */
+                /** @description Password length: 8 to 128. */
                 length?: number;
                 /** @description Use A-Z. One of true, false, 1, 0 (any case). Default true. */
                 uppercase?: string;
@@ -490,23 +490,23 @@ export interface operations {
                 symbols?: string;
                 /** @description Remove the look-alikes 0 O 1 l I |. One of true, false, 1, 0 (any case). Default false. */
                 exclude_similar?: string;
-                /** @description Characters to remove. */
+                /** @description Characters to remove: at most 128. */
                 exclude?: string;
-                /** @description At least this many A-Z: 1 to length (uppercase must be on). Default 1 when uppercase is on. */
+                /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
                 min_uppercase?: number;
-                /** @description At least this many a-z: 1 to length (lowercase must be on). Default 1 when lowercase is on. */
+                /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
                 min_lowercase?: number;
-                /** @description At least this many 0-9: 1 to length (numbers must be on). Default 1 when numbers is on. */
+                /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
                 min_numbers?: number;
-                /** @description At least this many symbols: 1 to length (symbols must be on). Default 1 when symbols is on. */
+                /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
                 min_symbols?: number;
                 /** @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies. */
                 symbol_set?: string;
-                /** @description How many independent passwords (or passphrases). Above 1 the answer holds `passwords` in place of `password`. */
+                /** @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`. */
                 count?: number;
                 /** @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase. */
                 type?: "password" | "passphrase";
-                /** @description Passphrase words. */
+                /** @description Passphrase words: 3 to 20. */
                 words?: number;
                 /** @description Between passphrase words: 0 to 3 printable ASCII characters. */
                 separator?: string;
@@ -529,7 +529,7 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /**
-                     * @description Password length.
+                     * @description Password length: 8 to 128.
                      * @default 16
                      */
                     length?: number;
@@ -559,17 +559,17 @@ export interface operations {
                      */
                     exclude_similar?: string;
                     /**
-                     * @description Characters to remove.
+                     * @description Characters to remove: at most 128.
                      * @example {}[]
                      */
                     exclude?: string;
-                    /** @description At least this many A-Z: 1 to length (uppercase must be on). Default 1 when uppercase is on. */
+                    /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
                     min_uppercase?: number;
-                    /** @description At least this many a-z: 1 to length (lowercase must be on). Default 1 when lowercase is on. */
+                    /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
                     min_lowercase?: number;
-                    /** @description At least this many 0-9: 1 to length (numbers must be on). Default 1 when numbers is on. */
+                    /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
                     min_numbers?: number;
-                    /** @description At least this many symbols: 1 to length (symbols must be on). Default 1 when symbols is on. */
+                    /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
                     min_symbols?: number;
                     /**
                      * @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies.
@@ -577,7 +577,7 @@ export interface operations {
                      */
                     symbol_set?: string;
                     /**
-                     * @description How many independent passwords (or passphrases). Above 1 the answer holds `passwords` in place of `password`.
+                     * @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`.
                      * @default 1
                      */
                     count?: number;
@@ -588,7 +588,7 @@ export interface operations {
                      */
                     type?: "password" | "passphrase";
                     /**
-                     * @description Passphrase words.
+                     * @description Passphrase words: 3 to 20.
                      * @default 6
                      */
                     words?: number;
@@ -616,7 +616,7 @@ export interface operations {
                  */
                 "multipart/form-data": {
                     /**
-                     * @description Password length.
+                     * @description Password length: 8 to 128.
                      * @default 16
                      */
                     length?: number;
@@ -646,17 +646,17 @@ export interface operations {
                      */
                     exclude_similar?: string;
                     /**
-                     * @description Characters to remove.
+                     * @description Characters to remove: at most 128.
                      * @example {}[]
                      */
                     exclude?: string;
-                    /** @description At least this many A-Z: 1 to length (uppercase must be on). Default 1 when uppercase is on. */
+                    /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
                     min_uppercase?: number;
-                    /** @description At least this many a-z: 1 to length (lowercase must be on). Default 1 when lowercase is on. */
+                    /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
                     min_lowercase?: number;
-                    /** @description At least this many 0-9: 1 to length (numbers must be on). Default 1 when numbers is on. */
+                    /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
                     min_numbers?: number;
-                    /** @description At least this many symbols: 1 to length (symbols must be on). Default 1 when symbols is on. */
+                    /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
                     min_symbols?: number;
                     /**
                      * @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies.
@@ -664,7 +664,7 @@ export interface operations {
                      */
                     symbol_set?: string;
                     /**
-                     * @description How many independent passwords (or passphrases). Above 1 the answer holds `passwords` in place of `password`.
+                     * @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`.
                      * @default 1
                      */
                     count?: number;
@@ -675,7 +675,7 @@ export interface operations {
                      */
                     type?: "password" | "passphrase";
                     /**
-                     * @description Passphrase words.
+                     * @description Passphrase words: 3 to 20.
                      * @default 6
                      */
                     words?: number;
