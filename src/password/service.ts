@@ -170,6 +170,9 @@ function alphabetFor(options: PasswordOptions): PreparedAlphabet | ClassName {
 /** How to draw one password: by redrawing (default rule or minimums), or from exact class counts. */
 type Method = { kind: "cover" } | { kind: "redraw"; minimums: number[] } | { kind: "exact"; table: ClassCountTable };
 
+/** The default request's method, shared: its path allocates nothing it did not before. */
+const COVER: Method = { kind: "cover" };
+
 function generateOne(alphabet: Alphabet, length: number, method: Method, random: Random): string {
   switch (method.kind) {
     case "cover":
@@ -197,7 +200,7 @@ function passwordResult(request: Extract<GenerationRequest, { type: "password" }
     entropy = entropyOf(prepared, length);
     method =
       acceptanceOf(prepared, length) >= REDRAW_MIN_ACCEPTANCE
-        ? { kind: "cover" }
+        ? COVER
         : {
             kind: "exact",
             table: cachedClassCountTable(
