@@ -95,7 +95,26 @@ describe("OpenAPI document and Swagger UI", () => {
     expect(spec.info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(Object.keys(spec.paths["/api.php"]).sort()).toEqual(["get", "post"]);
     const names = spec.paths["/api.php"].get.parameters.map((p: { name: string }) => p.name).sort();
-    expect(names).toEqual(["exclude", "exclude_similar", "length", "lowercase", "numbers", "symbols", "uppercase"]);
+    expect(names).toEqual([
+      "capitalize",
+      "count",
+      "exclude",
+      "exclude_similar",
+      "include_number",
+      "length",
+      "lowercase",
+      "min_lowercase",
+      "min_numbers",
+      "min_symbols",
+      "min_uppercase",
+      "numbers",
+      "separator",
+      "symbol_set",
+      "symbols",
+      "type",
+      "uppercase",
+      "words",
+    ]);
     const length = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "length");
     expect(length).toMatchObject({
       in: "query",

@@ -2,6 +2,8 @@
 // two ceilings, both bare compiled Bun.serve: one answering a fixed JSON body of the same size
 // (the HTTP server's own limit), and a fair one doing the endpoint's own work with genapi's code
 // (password, headers, log line; fair-ceiling-server.ts), whose ratio is the framework's cost.
+// Then the round-3 requests of issue 27 (minimums, count=100, a passphrase) against the default
+// request on the same server, rotating in one run.
 import type { Context } from "./context.ts";
 import { CORES, cpuSeconds, showCommand } from "./proc.ts";
 import { missing, ratios, row, summarize, type SectionResult, type Target } from "./results.ts";
@@ -9,6 +11,15 @@ import { startGenapi, startServer, type Server } from "./servers.ts";
 import { rotating, runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
 
 const CONNECTIONS = 64;
+
+/** Issue 27's requests, each against the default one (the first); `passwords` per answer. */
+const VARIANTS = [
+  { label: "default (no parameters)", query: "", passwords: 1 },
+  { label: "length=16&min_symbols=12", query: "?length=16&min_symbols=12", passwords: 1 },
+  { label: "count=100", query: "?count=100", passwords: 100 },
+  { label: "type=passphrase", query: "?type=passphrase", passwords: 1 },
+] as const;
+const VARIANT_GOAL = 0.5;
 
 export async function passwordBench(ctx: Context): Promise<SectionResult> {
   const started = performance.now();
@@ -20,7 +31,7 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
       title,
       tables: [{ title, columns: [], rows: [missing("wrk", "not installed", tools.wrk.note ?? "not installed")], notes: [] }],
       checks: [],
-      targets: targets(undefined, undefined, undefined),
+      targets: [...targets(undefined, undefined, undefined), ...variantTargets([])],
       seconds: (performance.now() - started) / 1000,
     };
   }
@@ -40,9 +51,9 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
     await fairSample.arrayBuffer();
 
     /** One wrk run, with the server's CPU time over it: CPU per request is less disturbed by other work. */
-    const measure = async (server: Server, seconds = plan.wrkSeconds): Promise<Measured> => {
+    const measure = async (server: Server, seconds = plan.wrkSeconds, query = ""): Promise<Measured> => {
       const before = await cpuSeconds(server.pid);
-      const result = await runWrk(wrk, { url: `${server.url}/api.php`, connections: CONNECTIONS, seconds });
+      const result = await runWrk(wrk, { url: `${server.url}/api.php${query}`, connections: CONNECTIONS, seconds });
       return { ...result, cpuUsPerRequest: (((await cpuSeconds(server.pid)) - before) / Math.max(1, result.requests)) * 1e6 };
     };
     const [fixedRuns, fairRuns, ours] = await rotating(
@@ -52,6 +63,24 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
       [(seconds) => measure(fixed, seconds), (seconds) => measure(fair, seconds), (seconds) => measure(genapi, seconds)],
     );
     const rps = (results: WrkResult[]) => results.map((r) => r.requestsPerSecond);
+
+    // Issue 27: each variant's answer checked once, then all four rotating on genapi.
+    const shapes = await Promise.all(VARIANTS.map(async (variant) => variantShape(await fetch(`${genapi.url}/api.php${variant.query}`))));
+    const variantRuns = await rotating(
+      plan.runs,
+      plan.warmupSeconds,
+      (r) => ctx.log(`password variants: run ${r + 1}/${plan.runs}`),
+      VARIANTS.map((variant) => (seconds?: number) => measure(genapi, seconds, variant.query)),
+    );
+    const defaultRps = rps(variantRuns[0]!);
+    const variantRatios = VARIANTS.map((variant, i) =>
+      summarize(
+        ratios(
+          rps(variantRuns[i]!).map((r) => r * variant.passwords),
+          defaultRps,
+        ),
+      ),
+    );
     const vsFixed = summarize(ratios(rps(ours!), rps(fixedRuns!)));
     const vsFair = summarize(ratios(rps(ours!), rps(fairRuns!)));
     const cpuVsFair = summarize(
@@ -112,6 +141,32 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
             "genapi and the fair ceiling write their one-line JSON request logs to a file, as under a service manager.",
           ],
         },
+        {
+          title: `GET /api.php with issue 27's options against the default request, genapi only, ${CONNECTIONS} connections, ${plan.wrkSeconds} s per run`,
+          columns: [
+            "requests/s",
+            "passwords/s",
+            "p99 ms",
+            "server CPU µs per request",
+            "non-2xx + socket errors",
+            "÷ default (per password)",
+          ],
+          rows: VARIANTS.map((variant, i) =>
+            row(
+              variant.label,
+              {
+                ...cells(variantRuns[i]!),
+                "passwords/s": summarize(rps(variantRuns[i]!).map((r) => r * variant.passwords)),
+                "÷ default (per password)": variantRatios[i],
+              },
+              { command: `GET /api.php${variant.query}`, note: shapes[i] },
+            ),
+          ),
+          notes: [
+            "The four requests rotate on the same genapi server within one run (same load, same warm-up); each ratio divides a variant's passwords per second (requests/s x passwords per answer: 100 for count=100) by the default request's requests/s of the same run.",
+            "length=16&min_symbols=12 leaves 1.2e-4 of all strings valid, so a redraw would take ~8,150 attempts on average; the class counts are sampled exactly instead (src/password/class-counts.ts).",
+          ],
+        },
       ],
       checks: [
         {
@@ -120,8 +175,18 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
           detail: `${ours!.reduce((sum, r) => sum + r.requests, 0)} requests`,
         },
         { label: "the fair ceiling sends the same header names as genapi", passed: sameHeaders, detail: headerNames(sample.headers) },
+        {
+          label: "every request of issue 27's variants answered 200, in the shape asked for",
+          passed:
+            variantRuns.every((runs) => runs.every((r) => r.non2xx === 0 && r.socketErrors === 0)) &&
+            shapes.every((s) => s.startsWith("ok")),
+          detail: shapes.join("; "),
+        },
       ],
-      targets: targets(vsFixed?.median, vsFair?.median, p99?.median, cpuVsFair?.median),
+      targets: [
+        ...targets(vsFixed?.median, vsFair?.median, p99?.median, cpuVsFair?.median),
+        ...variantTargets(VARIANTS.map((variant, i) => ({ label: variant.label, ratio: variantRatios[i]?.median })).slice(1)),
+      ],
       seconds: (performance.now() - started) / 1000,
     };
   } finally {
@@ -131,6 +196,28 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
 }
 
 type Measured = WrkResult & { cpuUsPerRequest: number };
+
+/** What one answer of a variant holds: "ok: ..." when it is the shape the variant asks for. */
+async function variantShape(response: Response): Promise<string> {
+  const body = (await response.json()) as { password?: string; passwords?: string[]; parameters?: Record<string, unknown> };
+  if (response.status !== 200) return `HTTP ${response.status}`;
+  const parameters = body.parameters ?? {};
+  if (body.passwords) return `${body.passwords.length === 100 ? "ok" : "wrong"}: ${body.passwords.length} passwords`;
+  if (parameters.type === "passphrase") return `ok: a passphrase of ${body.password?.split("-").length ?? 0} dash-separated parts`;
+  const symbols = [...(body.password ?? "")].filter((ch) => !/[A-Za-z0-9]/.test(ch)).length;
+  if (parameters.min_symbols !== undefined) return `${symbols >= 12 ? "ok" : "wrong"}: ${symbols} symbols of ${body.password?.length}`;
+  return `ok: ${body.password?.length} characters`;
+}
+
+function variantTargets(measured: { label: string; ratio: number | undefined }[]): Target[] {
+  const labels = measured.length > 0 ? measured : VARIANTS.slice(1).map((v) => ({ label: v.label, ratio: undefined }));
+  return labels.map(({ label, ratio }) => ({
+    label: `password ${label}: passwords/s vs the default request (issue 27)`,
+    goal: `≥ ${VARIANT_GOAL}×`,
+    measured: ratio === undefined ? "not measured" : `${ratio.toFixed(2)}×`,
+    met: ratio === undefined ? undefined : ratio >= VARIANT_GOAL,
+  }));
+}
 
 /** The response's header names less the per-response ones, sorted: what both servers must send. */
 function headerNames(headers: Headers): string {

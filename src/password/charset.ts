@@ -20,3 +20,6 @@ export function withoutCharacters(chars: string, excluded: ReadonlySet<string>):
   for (const ch of chars) if (!excluded.has(ch)) kept += ch;
   return kept;
 }
+
+/** The 32 printable ASCII punctuation characters: what `symbol_set` may choose from. */
+export const ASCII_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";

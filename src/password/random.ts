@@ -47,3 +47,35 @@ export function createRandom(fill: FillUint32 = cryptoFill, batchSize = 1024): R
     },
   };
 }
+
+const TWO_POW_32_BIG = 2n ** 32n;
+
+/** The number of bits of a positive BigInt. */
+export function bitLength(value: bigint): number {
+  let bits = 0;
+  // 32 bits a step, then bit by bit: a few dozen operations for the 800-bit counts used here.
+  while (value >= TWO_POW_32_BIG) {
+    value >>= 32n;
+    bits += 32;
+  }
+  return bits + (value === 0n ? 0 : 32 - Math.clz32(Number(value)));
+}
+
+/**
+ * A uniform BigInt in [0, limit), for any positive `limit`: as many random bits as `limit - 1`
+ * has, redrawn whole while the value is `limit` or more (each draw succeeds with probability
+ * above 1/2), so no value is favoured. The bits come from `random` as full 32-bit words
+ * (uniformIndex(2^32) rejects nothing) and one shorter top word.
+ */
+export function uniformBigInt(random: Random, limit: bigint): bigint {
+  if (limit <= 0n) throw new RangeError("limit must be positive");
+  if (limit <= TWO_POW_32_BIG) return BigInt(random.uniformIndex(Number(limit)));
+  const bits = bitLength(limit - 1n);
+  const words = Math.ceil(bits / 32);
+  const topBits = bits - 32 * (words - 1);
+  for (;;) {
+    let value = BigInt(random.uniformIndex(2 ** topBits));
+    for (let i = 1; i < words; i++) value = (value << 32n) | BigInt(random.uniformIndex(TWO_POW_32));
+    if (value < limit) return value;
+  }
+}

@@ -56,9 +56,12 @@ async function postFields(request: Request): Promise<PostFields> {
 }
 
 const description =
-  "Returns one random password. Every selected class appears at least once, and the password is " +
-  "drawn uniformly from all such strings with a cryptographically secure source. " +
-  "`entropy_bits` is log2 of the number of passwords the request could produce.";
+  "Returns a random password. Every selected class appears at least once (or at least its `min_<class>`), and the " +
+  "password is drawn uniformly from all such strings with a cryptographically secure source. `entropy_bits` is log2 " +
+  "of the number of passwords the request could produce. `count` above 1 answers `passwords`, an array, in place of " +
+  "`password`. `type=passphrase` answers words from the EFF large word list (7,776 words, CC BY 3.0 US, Electronic " +
+  "Frontier Foundation) instead; length and class parameters do not apply to it, and with `count` above 1 `lengths` " +
+  "(one per phrase) stands in place of `length`.";
 
 export const passwordRoutes = new Elysia({ name: "password" })
   .get(

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
+import Ajv from "ajv";
+import { parsePassphraseOptions, parsePasswordOptions } from "../../src/password/params.ts";
 import { passwordRoutes } from "../../src/password/routes.ts";
 
 const app = new Elysia().use(passwordRoutes);
@@ -287,8 +289,21 @@ describe("OpenAPI", () => {
         "symbols",
         "exclude_similar",
         "exclude",
+        "min_uppercase",
+        "min_lowercase",
+        "min_numbers",
+        "min_symbols",
+        "symbol_set",
+        "count",
+        "type",
+        "words",
+        "separator",
+        "capitalize",
+        "include_number",
       ]);
-      expect(path[method].responses["200"].content["application/json"].schema.properties.entropy_bits.type).toBe("number");
+      for (const variant of path[method].responses["200"].content["application/json"].schema.anyOf) {
+        expect(variant.properties.entropy_bits.type).toBe("number");
+      }
       expect(path[method].responses["400"].content["application/json"].schema.properties.error.type).toBe("string");
     }
     expect(Object.keys(path.post.requestBody.content).sort()).toEqual([
@@ -297,5 +312,200 @@ describe("OpenAPI", () => {
       "multipart/form-data",
     ]);
     expect(path.post.responses["413"]).toBeDefined();
+  });
+});
+
+describe("OpenAPI: every parameter with its range, and patterns that accept what the server accepts", () => {
+  const documented = new Elysia().use(openapi({ exclude: { staticFile: false } })).use(passwordRoutes);
+  let spec: any;
+  const ajv = new Ajv({ strict: false });
+  const specOnce = async () => {
+    spec ??= await (await documented.handle(new Request("http://localhost/openapi/json"))).json();
+    return spec;
+  };
+  const parameter = async (name: string) => (await specOnce()).paths["/api.php"].get.parameters.find((p: any) => p.name === name);
+
+  test("ranges of the new parameters", async () => {
+    const ranges: Record<string, object> = {
+      length: { type: "integer", minimum: 8, maximum: 128, default: 16 },
+      min_uppercase: { type: "integer", minimum: 1, maximum: 128 },
+      min_lowercase: { type: "integer", minimum: 1, maximum: 128 },
+      min_numbers: { type: "integer", minimum: 1, maximum: 128 },
+      min_symbols: { type: "integer", minimum: 1, maximum: 128 },
+      symbol_set: { type: "string", minLength: 1, maxLength: 32 },
+      count: { type: "integer", minimum: 1, maximum: 100, default: 1 },
+      type: { type: "string", enum: ["password", "passphrase"], default: "password" },
+      words: { type: "integer", minimum: 3, maximum: 20, default: 6 },
+      separator: { type: "string", maxLength: 3, default: "-" },
+      capitalize: { type: "string", default: "false" },
+      include_number: { type: "string", default: "false" },
+    };
+    // Swagger UI lists a parameter's description and default but not its minimum and maximum, so
+    // the description states the range in words.
+    const inWords: Record<string, string> = {
+      length: "8 to 128",
+      min_uppercase: "1 to length",
+      min_lowercase: "1 to length",
+      min_numbers: "1 to length",
+      min_symbols: "1 to length",
+      symbol_set: "1 to 32 distinct ASCII punctuation",
+      count: "1 to 100",
+      type: "password, or passphrase",
+      words: "3 to 20",
+      separator: "0 to 3 printable ASCII",
+      capitalize: "true, false, 1, 0 (any case)",
+      include_number: "true, false, 1, 0 (any case)",
+    };
+    for (const [name, range] of Object.entries(ranges)) {
+      const documentedParameter = await parameter(name);
+      expect({ name, schema: documentedParameter.schema }).toMatchObject({ name, schema: range });
+      expect(documentedParameter.description).toContain(inWords[name]!);
+    }
+    const json = (await specOnce()).paths["/api.php"].post.requestBody.content["application/json"].schema.properties;
+    for (const name of Object.keys(ranges)) expect({ name, documented: json[name] !== undefined }).toEqual({ name, documented: true });
+  });
+
+  /** Every spelling of true and false in upper and lower case, 1, 0, and near misses. */
+  const caseVariants = (word: string): string[] =>
+    word.length === 0
+      ? [""]
+      : caseVariants(word.slice(1)).flatMap((rest) => [word[0]!.toLowerCase() + rest, word[0]!.toUpperCase() + rest]);
+  const booleanCandidates = [
+    ...caseVariants("true"),
+    ...caseVariants("false"),
+    "1",
+    "0",
+    "",
+    "yes",
+    "no",
+    "on",
+    "t",
+    "f",
+    "2",
+    "01",
+    "10",
+    " true",
+    "true ",
+    "true\n",
+    "truee",
+    "ttrue",
+    "fals",
+    "1.0",
+    "TRUE0",
+    "true|false",
+  ];
+
+  test("the boolean text pattern accepts exactly what the parser accepts (any case), in the query and the JSON body", async () => {
+    expect(booleanCandidates.filter((c) => /^[a-z]+$/i.test(c) && c.toLowerCase() === "true")).toHaveLength(16);
+    const post = (await specOnce()).paths["/api.php"].post.requestBody.content["application/json"].schema.properties;
+    for (const name of ["uppercase", "lowercase", "numbers", "symbols", "exclude_similar", "capitalize", "include_number"]) {
+      const query = ajv.compile((await parameter(name)).schema);
+      const body = ajv.compile(post[name]);
+      const passphrase = name === "capitalize" || name === "include_number";
+      for (const candidate of booleanCandidates) {
+        const accepted = passphrase
+          ? parsePassphraseOptions({ [name]: candidate }).ok
+          : parsePasswordOptions({ [name]: candidate, uppercase: name === "uppercase" ? candidate : "1" }).ok;
+        expect({ name, candidate, query: query(candidate), body: body(candidate) }).toEqual({
+          name,
+          candidate,
+          query: accepted,
+          body: accepted,
+        });
+      }
+      // JSON booleans and the numbers 1 and 0 are documented for JSON bodies, as the parser takes them.
+      for (const value of [true, false, 1, 0]) expect(body(value)).toBe(true);
+      expect(body(2)).toBe(false);
+    }
+  });
+
+  test("the symbol_set and separator patterns agree with the parser on every ASCII character and on lengths", async () => {
+    const symbolSet = ajv.compile((await parameter("symbol_set")).schema);
+    const separator = ajv.compile((await parameter("separator")).schema);
+    const candidates: string[] = [];
+    for (let code = 0; code < 128; code++) {
+      const ch = String.fromCharCode(code);
+      candidates.push(ch, ch + ch + ch, ch.repeat(4));
+    }
+    candidates.push("", "é", "😀", "!#$", "\"'\\`", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
+    for (const candidate of candidates) {
+      const setAccepted = parsePasswordOptions({ symbol_set: candidate }).ok;
+      const separatorAccepted = parsePassphraseOptions({ separator: candidate }).ok;
+      // The pattern cannot say "distinct": a repeated character is the one thing it lets through.
+      const repeated = new Set(candidate).size < candidate.length;
+      expect({ candidate, set: symbolSet(candidate) && !repeated, separator: separator(candidate) }).toEqual({
+        candidate,
+        set: setAccepted,
+        separator: separatorAccepted,
+      });
+    }
+  });
+});
+
+describe("round 3 options over HTTP", () => {
+  test("every new error text, with status 400, through GET and POST (JSON)", async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ min_symbols: "0" }, "min_symbols must be an integer from 1 to 16."],
+      [{ length: "20", min_numbers: "21" }, "min_numbers must be an integer from 1 to 20."],
+      [{ min_uppercase: "x" }, "min_uppercase must be an integer from 1 to 16."],
+      [{ min_lowercase: "17" }, "min_lowercase must be an integer from 1 to 16."],
+      [{ numbers: "false", min_numbers: "2" }, "min_numbers needs numbers=true."],
+      [{ length: "8", min_symbols: "6" }, "The minimums add up to more than length."],
+      [{ symbol_set: "abc" }, "symbol_set must be 1 to 32 distinct ASCII punctuation characters."],
+      [{ symbol_set: "!!" }, "symbol_set must be 1 to 32 distinct ASCII punctuation characters."],
+      [{ symbol_set: "" }, "symbol_set must be 1 to 32 distinct ASCII punctuation characters."],
+      [{ count: "101" }, "count must be an integer from 1 to 100."],
+      [{ count: "0" }, "count must be an integer from 1 to 100."],
+      [{ type: "pin" }, "type must be one of: password, passphrase."],
+      [{ type: "passphrase", words: "21" }, "words must be an integer from 3 to 20."],
+      [{ type: "passphrase", words: "2" }, "words must be an integer from 3 to 20."],
+      [{ type: "passphrase", separator: "----" }, "separator must be at most 3 printable ASCII characters."],
+      [{ type: "passphrase", capitalize: "yes" }, "capitalize must be one of: true, false, 1, 0."],
+      [{ type: "passphrase", include_number: "2" }, "include_number must be one of: true, false, 1, 0."],
+      [{ symbol_set: "!", exclude: "!" }, "exclude leaves no characters for symbols."],
+    ];
+    for (const [fields, error] of cases) {
+      const query = new URLSearchParams(fields as Record<string, string>).toString();
+      expectError(await get(`?${query}`), 400, error);
+      expectError(await postJson(fields), 400, error);
+    }
+    expectError(await postJson({ count: 2.5 }), 400, "count must be an integer from 1 to 100.");
+    expectError(await postJson({ symbol_set: ["!"] }), 400, "symbol_set must be 1 to 32 distinct ASCII punctuation characters.");
+    expectError(await postJson({ type: "passphrase", separator: 1 }), 400, "separator must be at most 3 printable ASCII characters.");
+  });
+
+  test("GET with minimums and count: `passwords`, each meeting the minimums", async () => {
+    const { status, body } = await get("?length=12&min_symbols=8&min_numbers=2&count=3");
+    expect(status).toBe(200);
+    expect(Object.keys(body)).toEqual(["success", "passwords", "length", "parameters", "entropy_bits"]);
+    expect(body.passwords).toHaveLength(3);
+    for (const password of body.passwords) {
+      expect(password).toHaveLength(12);
+      expect([...password].filter((ch: string) => SYMBOLS.includes(ch)).length).toBeGreaterThanOrEqual(8);
+      expect([...password].filter((ch: string) => DIGITS.includes(ch)).length).toBeGreaterThanOrEqual(2);
+    }
+    expect(body.parameters).toEqual({
+      requested_length: 12,
+      uppercase: true,
+      lowercase: true,
+      numbers: true,
+      symbols: true,
+      min_numbers: 2,
+      min_symbols: 8,
+      count: 3,
+    });
+  });
+
+  test("POST JSON and form: a passphrase with JSON integers and booleans, and a symbol set", async () => {
+    const phrase = await postJson({ type: "passphrase", words: 4, separator: ".", capitalize: true, include_number: 1 });
+    expect(phrase.status).toBe(200);
+    expect(phrase.body.password).toMatch(/^([A-Z][a-z-]*[0-9]?\.){3}[A-Z][a-z-]*[0-9]?$/);
+    expect(phrase.body.parameters).toEqual({ type: "passphrase", words: 4, separator: ".", capitalize: true, include_number: true });
+    const form = await post(
+      new URLSearchParams({ symbol_set: "@#", uppercase: "0", lowercase: "0", numbers: "0", length: "9" }),
+      "application/x-www-form-urlencoded",
+    );
+    expect(form.body.password).toMatch(/^[@#]{9}$/);
+    expect(form.body.entropy_bits).toBe(9); // 2^9 strings, each with a symbol
   });
 });

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import Ajv from "ajv";
 import createClient from "openapi-fetch";
 import { createKey, startBinary, tempDir, type RunningBinary } from "../../support/binary.ts";
 import { serveSite, type Site } from "../../support/site.ts";
@@ -62,17 +63,68 @@ describe("the generated client against the compiled server", () => {
 
   test("/api.php: GET and POST, success and errors", async () => {
     const ok = await client.GET("/api.php", { params: { query: { length: 12, symbols: "false" } } });
-    expect(ok.data?.length).toBe(12);
+    expect(ok.data && "length" in ok.data && ok.data.length).toBe(12);
     check("GET", "/api.php", ok.response, ok.data);
     const bad = await client.GET("/api.php", { params: { query: { length: 3 } } });
     expect(bad.response.status).toBe(400);
     check("GET", "/api.php", bad.response, bad.error);
     const posted = await client.POST("/api.php", { body: { length: 20, numbers: false } });
-    expect(posted.data?.length).toBe(20);
+    expect(posted.data && "length" in posted.data && posted.data.length).toBe(20);
     check("POST", "/api.php", posted.response, posted.data);
     const none = await client.POST("/api.php", { body: { uppercase: false, lowercase: false, numbers: false, symbols: false } });
     expect(none.response.status).toBe(400);
     check("POST", "/api.php", none.response, none.error);
+  });
+
+  test("/api.php round 3: the passwords array, passphrases, minimums and their errors", async () => {
+    const many = await client.GET("/api.php", { params: { query: { count: 5, min_symbols: 10, length: 14 } } });
+    expect(many.response.status).toBe(200);
+    check("GET", "/api.php", many.response, many.data);
+    if (!many.data || !("passwords" in many.data) || "lengths" in many.data) throw new Error("expected a passwords array");
+    expect(many.data.passwords).toHaveLength(5);
+    expect(many.data.length).toBe(14);
+    expect(many.data.parameters).toMatchObject({ count: 5, min_symbols: 10 });
+
+    const phrase = await client.GET("/api.php", { params: { query: { type: "passphrase", words: 7, capitalize: "TRUE" } } });
+    check("GET", "/api.php", phrase.response, phrase.data);
+    if (!phrase.data || !("password" in phrase.data) || phrase.data.parameters.type !== "passphrase")
+      throw new Error("expected a passphrase");
+    expect(phrase.data.parameters).toEqual({ type: "passphrase", words: 7, separator: "-", capitalize: true, include_number: false });
+    expect(phrase.data.length).toBe(phrase.data.password.length);
+    expect(phrase.data.entropy_bits).toBe(90.47); // 7 x log2(7776)
+
+    const phrases = await client.POST("/api.php", { body: { type: "passphrase", count: 3, include_number: true, separator: " " } });
+    check("POST", "/api.php", phrases.response, phrases.data);
+    if (!phrases.data || !("lengths" in phrases.data)) throw new Error("expected passphrases");
+    expect(phrases.data.lengths).toEqual(phrases.data.passwords.map((p) => p.length));
+    for (const p of phrases.data.passwords) expect(p.split(" ")).toHaveLength(6);
+
+    for (const [query, error] of [
+      [{ min_symbols: 16 }, "The minimums add up to more than length."],
+      [{ count: 101 }, "count must be an integer from 1 to 100."],
+      [{ type: "passphrase", words: 21 }, "words must be an integer from 3 to 20."],
+    ] as const) {
+      const bad = await client.GET("/api.php", { params: { query } });
+      expect(bad.response.status).toBe(400);
+      check("GET", "/api.php", bad.response, bad.error);
+      expect(bad.error).toEqual({ success: false, error });
+    }
+  });
+
+  test("/api.php: the booleans' documented schema takes every case the server takes (symbols=TRUE)", async () => {
+    const operation = document.paths["/api.php"].get;
+    const ajv = new Ajv({ strict: false });
+    for (const value of ["TRUE", "False", "tRuE", "1", "0"]) {
+      const answer = await client.GET("/api.php", { params: { query: { symbols: value, uppercase: "true" } } });
+      expect(answer.response.status).toBe(200);
+      check("GET", "/api.php", answer.response, answer.data);
+      const schema = operation.parameters.find((p: any) => p.name === "symbols").schema;
+      expect({ value, valid: ajv.validate(schema, value) }).toEqual({ value, valid: true });
+    }
+    const refused = await client.GET("/api.php", { params: { query: { symbols: "yes" } } });
+    expect(refused.response.status).toBe(400);
+    const schema = operation.parameters.find((p: any) => p.name === "symbols").schema;
+    expect(ajv.validate(schema, "yes")).toBe(false);
   });
 
   test("/api/generate: 401, 400, 200, 502, 429", async () => {

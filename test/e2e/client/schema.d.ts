@@ -49,13 +49,13 @@ export interface paths {
         };
         /**
          * Generate a password
-         * @description Returns one random password. Every selected class appears at least once, and the password is drawn uniformly from all such strings with a cryptographically secure source. `entropy_bits` is log2 of the number of passwords the request could produce. Options come from the query string.
+         * @description Returns a random password. Every selected class appears at least once (or at least its `min_<class>`), and the password is drawn uniformly from all such strings with a cryptographically secure source. `entropy_bits` is log2 of the number of passwords the request could produce. `count` above 1 answers `passwords`, an array, in place of `password`. `type=passphrase` answers words from the EFF large word list (7,776 words, CC BY 3.0 US, Electronic Frontier Foundation) instead; length and class parameters do not apply to it, and with `count` above 1 `lengths` (one per phrase) stands in place of `length`. Options come from the query string.
          */
         get: operations["getApi.php"];
         put?: never;
         /**
          * Generate a password (form or JSON body)
-         * @description Returns one random password. Every selected class appears at least once, and the password is drawn uniformly from all such strings with a cryptographically secure source. `entropy_bits` is log2 of the number of passwords the request could produce. Options come from the body (urlencoded, multipart or JSON) and the query string; body fields win.
+         * @description Returns a random password. Every selected class appears at least once (or at least its `min_<class>`), and the password is drawn uniformly from all such strings with a cryptographically secure source. `entropy_bits` is log2 of the number of passwords the request could produce. `count` above 1 answers `passwords`, an array, in place of `password`. `type=passphrase` answers words from the EFF large word list (7,776 words, CC BY 3.0 US, Electronic Frontier Foundation) instead; length and class parameters do not apply to it, and with `count` above 1 `lengths` (one per phrase) stands in place of `length`. Options come from the body (urlencoded, multipart or JSON) and the query string; body fields win.
          */
         post: operations["postApi.php"];
         delete?: never;
@@ -285,20 +285,42 @@ export interface operations {
     "getApi.php": {
         parameters: {
             query?: {
-                /** @description Password length. */
+                /** @description Password length: 8 to 128. */
                 length?: number;
                 /** @description Use A-Z. One of true, false, 1, 0 (any case). Default true. */
-                uppercase?: "true" | "false" | "1" | "0";
+                uppercase?: string;
                 /** @description Use a-z. One of true, false, 1, 0 (any case). Default true. */
-                lowercase?: "true" | "false" | "1" | "0";
+                lowercase?: string;
                 /** @description Use 0-9. One of true, false, 1, 0 (any case). Default true. */
-                numbers?: "true" | "false" | "1" | "0";
-                /** @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~. One of true, false, 1, 0 (any case). Default true. */
-                symbols?: "true" | "false" | "1" | "0";
+                numbers?: string;
+                /** @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~ (or symbol_set). One of true, false, 1, 0 (any case). Default true. */
+                symbols?: string;
                 /** @description Remove the look-alikes 0 O 1 l I |. One of true, false, 1, 0 (any case). Default false. */
-                exclude_similar?: "true" | "false" | "1" | "0";
-                /** @description Characters to remove. */
+                exclude_similar?: string;
+                /** @description Characters to remove: at most 128. */
                 exclude?: string;
+                /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
+                min_uppercase?: number;
+                /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
+                min_lowercase?: number;
+                /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
+                min_numbers?: number;
+                /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
+                min_symbols?: number;
+                /** @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies. */
+                symbol_set?: string;
+                /** @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`. */
+                count?: number;
+                /** @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase. */
+                type?: "password" | "passphrase";
+                /** @description Passphrase words: 3 to 20. */
+                words?: number;
+                /** @description Between passphrase words: 0 to 3 printable ASCII characters. */
+                separator?: string;
+                /** @description Passphrase: first letter of every word upper-case. One of true, false, 1, 0 (any case). Default false. */
+                capitalize?: string;
+                /** @description Passphrase: one random digit appended to one random word. One of true, false, 1, 0 (any case). Default false. */
+                include_number?: string;
             };
             header?: never;
             path?: never;
@@ -306,27 +328,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The generated password. */
+            /** @description The generated password, passwords (count above 1), or passphrase. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "password": "q7#Rm]x2Lp_9vT!a",
-                     *       "length": 16,
-                     *       "parameters": {
-                     *         "requested_length": 16,
-                     *         "uppercase": true,
-                     *         "lowercase": true,
-                     *         "numbers": true,
-                     *         "symbols": true
-                     *       },
-                     *       "entropy_bits": 103.61
-                     *     }
-                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -345,8 +352,103 @@ export interface operations {
                             exclude_similar?: boolean;
                             /** @description Only when sent. */
                             exclude?: string;
+                            /** @description Only when sent. */
+                            min_uppercase?: number;
+                            /** @description Only when sent. */
+                            min_lowercase?: number;
+                            /** @description Only when sent. */
+                            min_numbers?: number;
+                            /** @description Only when sent. */
+                            min_symbols?: number;
+                            /** @description Only when sent. */
+                            symbol_set?: string;
+                            /** @description Only when sent. */
+                            count?: number;
+                            /**
+                             * @description Only when sent.
+                             * @constant
+                             */
+                            type?: "password";
                         };
-                        /** @description log2 of the number of passwords the request could produce, 2 decimals. */
+                        /** @description log2 of the number of passwords the request could produce (each selected class at least its minimum), 2 decimals. */
+                        entropy_bits: number;
+                    } | {
+                        /** @constant */
+                        success: true;
+                        /** @description count independent passwords. */
+                        passwords: string[];
+                        /** @description Length of each password. */
+                        length: number;
+                        /** @description The settings used. */
+                        parameters: {
+                            requested_length: number;
+                            uppercase: boolean;
+                            lowercase: boolean;
+                            numbers: boolean;
+                            symbols: boolean;
+                            /** @description Only when sent. */
+                            exclude_similar?: boolean;
+                            /** @description Only when sent. */
+                            exclude?: string;
+                            /** @description Only when sent. */
+                            min_uppercase?: number;
+                            /** @description Only when sent. */
+                            min_lowercase?: number;
+                            /** @description Only when sent. */
+                            min_numbers?: number;
+                            /** @description Only when sent. */
+                            min_symbols?: number;
+                            /** @description Only when sent. */
+                            symbol_set?: string;
+                            /** @description Only when sent. */
+                            count?: number;
+                            /**
+                             * @description Only when sent.
+                             * @constant
+                             */
+                            type?: "password";
+                        };
+                        /** @description log2 of the number of passwords the request could produce (each selected class at least its minimum), 2 decimals. */
+                        entropy_bits: number;
+                    } | {
+                        /** @constant */
+                        success: true;
+                        /** @description The passphrase. */
+                        password: string;
+                        /** @description Characters of the passphrase. */
+                        length: number;
+                        /** @description The settings used. */
+                        parameters: {
+                            /** @constant */
+                            type: "passphrase";
+                            words: number;
+                            separator: string;
+                            capitalize: boolean;
+                            include_number: boolean;
+                            /** @description Only when sent. */
+                            count?: number;
+                        };
+                        /** @description words x log2(7776), plus log2(10 x words) with include_number; 2 decimals. */
+                        entropy_bits: number;
+                    } | {
+                        /** @constant */
+                        success: true;
+                        /** @description count independent passphrases. */
+                        passwords: string[];
+                        /** @description Characters of each passphrase, in the order of passwords. */
+                        lengths: number[];
+                        /** @description The settings used. */
+                        parameters: {
+                            /** @constant */
+                            type: "passphrase";
+                            words: number;
+                            separator: string;
+                            capitalize: boolean;
+                            include_number: boolean;
+                            /** @description Only when sent. */
+                            count?: number;
+                        };
+                        /** @description words x log2(7776), plus log2(10 x words) with include_number; 2 decimals. */
                         entropy_bits: number;
                     };
                 };
@@ -376,20 +478,42 @@ export interface operations {
     "postApi.php": {
         parameters: {
             query?: {
-                /** @description Password length. */
+                /** @description Password length: 8 to 128. */
                 length?: number;
                 /** @description Use A-Z. One of true, false, 1, 0 (any case). Default true. */
-                uppercase?: "true" | "false" | "1" | "0";
+                uppercase?: string;
                 /** @description Use a-z. One of true, false, 1, 0 (any case). Default true. */
-                lowercase?: "true" | "false" | "1" | "0";
+                lowercase?: string;
                 /** @description Use 0-9. One of true, false, 1, 0 (any case). Default true. */
-                numbers?: "true" | "false" | "1" | "0";
-                /** @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~. One of true, false, 1, 0 (any case). Default true. */
-                symbols?: "true" | "false" | "1" | "0";
+                numbers?: string;
+                /** @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~ (or symbol_set). One of true, false, 1, 0 (any case). Default true. */
+                symbols?: string;
                 /** @description Remove the look-alikes 0 O 1 l I |. One of true, false, 1, 0 (any case). Default false. */
-                exclude_similar?: "true" | "false" | "1" | "0";
-                /** @description Characters to remove. */
+                exclude_similar?: string;
+                /** @description Characters to remove: at most 128. */
                 exclude?: string;
+                /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
+                min_uppercase?: number;
+                /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
+                min_lowercase?: number;
+                /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
+                min_numbers?: number;
+                /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
+                min_symbols?: number;
+                /** @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies. */
+                symbol_set?: string;
+                /** @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`. */
+                count?: number;
+                /** @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase. */
+                type?: "password" | "passphrase";
+                /** @description Passphrase words: 3 to 20. */
+                words?: number;
+                /** @description Between passphrase words: 0 to 3 printable ASCII characters. */
+                separator?: string;
+                /** @description Passphrase: first letter of every word upper-case. One of true, false, 1, 0 (any case). Default false. */
+                capitalize?: string;
+                /** @description Passphrase: one random digit appended to one random word. One of true, false, 1, 0 (any case). Default false. */
+                include_number?: string;
             };
             header?: never;
             path?: never;
@@ -405,45 +529,84 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /**
-                     * @description Password length.
+                     * @description Password length: 8 to 128.
                      * @default 16
                      */
                     length?: number;
                     /**
                      * @description Use A-Z. One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    uppercase?: "true" | "false" | "1" | "0";
+                    uppercase?: string;
                     /**
                      * @description Use a-z. One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    lowercase?: "true" | "false" | "1" | "0";
+                    lowercase?: string;
                     /**
                      * @description Use 0-9. One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    numbers?: "true" | "false" | "1" | "0";
+                    numbers?: string;
                     /**
-                     * @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~. One of true, false, 1, 0 (any case). Default true.
+                     * @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~ (or symbol_set). One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    symbols?: "true" | "false" | "1" | "0";
+                    symbols?: string;
                     /**
                      * @description Remove the look-alikes 0 O 1 l I |. One of true, false, 1, 0 (any case). Default false.
                      * @default false
-                     * @enum {string}
                      */
-                    exclude_similar?: "true" | "false" | "1" | "0";
+                    exclude_similar?: string;
                     /**
-                     * @description Characters to remove.
+                     * @description Characters to remove: at most 128.
                      * @example {}[]
                      */
                     exclude?: string;
+                    /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
+                    min_uppercase?: number;
+                    /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
+                    min_lowercase?: number;
+                    /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
+                    min_numbers?: number;
+                    /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
+                    min_symbols?: number;
+                    /**
+                     * @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies.
+                     * @example !@#$%^&*
+                     */
+                    symbol_set?: string;
+                    /**
+                     * @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`.
+                     * @default 1
+                     */
+                    count?: number;
+                    /**
+                     * @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase.
+                     * @default password
+                     * @enum {string}
+                     */
+                    type?: "password" | "passphrase";
+                    /**
+                     * @description Passphrase words: 3 to 20.
+                     * @default 6
+                     */
+                    words?: number;
+                    /**
+                     * @description Between passphrase words: 0 to 3 printable ASCII characters.
+                     * @default -
+                     */
+                    separator?: string;
+                    /**
+                     * @description Passphrase: first letter of every word upper-case. One of true, false, 1, 0 (any case). Default false.
+                     * @default false
+                     */
+                    capitalize?: string;
+                    /**
+                     * @description Passphrase: one random digit appended to one random word. One of true, false, 1, 0 (any case). Default false.
+                     * @default false
+                     */
+                    include_number?: string;
                 };
                 /**
                  * @example {
@@ -453,99 +616,156 @@ export interface operations {
                  */
                 "multipart/form-data": {
                     /**
-                     * @description Password length.
+                     * @description Password length: 8 to 128.
                      * @default 16
                      */
                     length?: number;
                     /**
                      * @description Use A-Z. One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    uppercase?: "true" | "false" | "1" | "0";
+                    uppercase?: string;
                     /**
                      * @description Use a-z. One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    lowercase?: "true" | "false" | "1" | "0";
+                    lowercase?: string;
                     /**
                      * @description Use 0-9. One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    numbers?: "true" | "false" | "1" | "0";
+                    numbers?: string;
                     /**
-                     * @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~. One of true, false, 1, 0 (any case). Default true.
+                     * @description Use the 28 symbols !#$%&()*+,-./:;<=>?@[]^_{|}~ (or symbol_set). One of true, false, 1, 0 (any case). Default true.
                      * @default true
-                     * @enum {string}
                      */
-                    symbols?: "true" | "false" | "1" | "0";
+                    symbols?: string;
                     /**
                      * @description Remove the look-alikes 0 O 1 l I |. One of true, false, 1, 0 (any case). Default false.
                      * @default false
-                     * @enum {string}
                      */
-                    exclude_similar?: "true" | "false" | "1" | "0";
+                    exclude_similar?: string;
                     /**
-                     * @description Characters to remove.
+                     * @description Characters to remove: at most 128.
                      * @example {}[]
                      */
                     exclude?: string;
+                    /** @description At least this many A-Z: 1 to length (at most 128); uppercase must be on, and all minimums together at most length. Default 1 when uppercase is on. */
+                    min_uppercase?: number;
+                    /** @description At least this many a-z: 1 to length (at most 128); lowercase must be on, and all minimums together at most length. Default 1 when lowercase is on. */
+                    min_lowercase?: number;
+                    /** @description At least this many 0-9: 1 to length (at most 128); numbers must be on, and all minimums together at most length. Default 1 when numbers is on. */
+                    min_numbers?: number;
+                    /** @description At least this many symbols: 1 to length (at most 128); symbols must be on, and all minimums together at most length. Default 1 when symbols is on. */
+                    min_symbols?: number;
+                    /**
+                     * @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies.
+                     * @example !@#$%^&*
+                     */
+                    symbol_set?: string;
+                    /**
+                     * @description How many independent passwords (or passphrases): 1 to 100. Above 1 the answer holds `passwords` in place of `password`.
+                     * @default 1
+                     */
+                    count?: number;
+                    /**
+                     * @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase.
+                     * @default password
+                     * @enum {string}
+                     */
+                    type?: "password" | "passphrase";
+                    /**
+                     * @description Passphrase words: 3 to 20.
+                     * @default 6
+                     */
+                    words?: number;
+                    /**
+                     * @description Between passphrase words: 0 to 3 printable ASCII characters.
+                     * @default -
+                     */
+                    separator?: string;
+                    /**
+                     * @description Passphrase: first letter of every word upper-case. One of true, false, 1, 0 (any case). Default false.
+                     * @default false
+                     */
+                    capitalize?: string;
+                    /**
+                     * @description Passphrase: one random digit appended to one random word. One of true, false, 1, 0 (any case). Default false.
+                     * @default false
+                     */
+                    include_number?: string;
                 };
                 /**
                  * @example {
                  *       "length": 24,
                  *       "symbols": false,
-                 *       "exclude": "{}[]"
+                 *       "exclude": "{}[]",
+                 *       "min_numbers": 3
                  *     }
                  */
                 "application/json": {
                     /**
-                     * @description Password length, 8 to 128. Default 16.
+                     * @description Password length. Default 16. An integer from 8 to 128, as a JSON number or decimal digits.
                      * @example 24
                      */
                     length?: number | string;
-                    /** @description Use A-Z. Default true. JSON true/false, 1/0, or the text true, false, 1, 0. */
+                    /** @description Use A-Z. Default true. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
                     uppercase?: boolean | 1 | 0 | string;
-                    /** @description Use a-z. Default true. JSON true/false, 1/0, or the text true, false, 1, 0. */
+                    /** @description Use a-z. Default true. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
                     lowercase?: boolean | 1 | 0 | string;
-                    /** @description Use 0-9. Default true. JSON true/false, 1/0, or the text true, false, 1, 0. */
+                    /** @description Use 0-9. Default true. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
                     numbers?: boolean | 1 | 0 | string;
-                    /** @description Use the 28 symbols. Default true. JSON true/false, 1/0, or the text true, false, 1, 0. */
+                    /** @description Use the 28 symbols (or symbol_set). Default true. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
                     symbols?: boolean | 1 | 0 | string;
-                    /** @description Remove the look-alikes 0 O 1 l I |. Default false. JSON true/false, 1/0, or the text true, false, 1, 0. */
+                    /** @description Remove the look-alikes 0 O 1 l I |. Default false. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
                     exclude_similar?: boolean | 1 | 0 | string;
                     /**
                      * @description Characters to remove, at most 128.
                      * @example {}[]
                      */
                     exclude?: string;
+                    /** @description At least this many A-Z, up to length. Default 1 when uppercase is on. An integer from 1 to 128, as a JSON number or decimal digits. */
+                    min_uppercase?: number | string;
+                    /** @description At least this many a-z, up to length. Default 1 when lowercase is on. An integer from 1 to 128, as a JSON number or decimal digits. */
+                    min_lowercase?: number | string;
+                    /** @description At least this many 0-9, up to length. Default 1 when numbers is on. An integer from 1 to 128, as a JSON number or decimal digits. */
+                    min_numbers?: number | string;
+                    /** @description At least this many symbols, up to length. Default 1 when symbols is on. An integer from 1 to 128, as a JSON number or decimal digits. */
+                    min_symbols?: number | string;
+                    /**
+                     * @description The symbols to use instead of the 28 default ones: 1 to 32 distinct ASCII punctuation characters (the four left out by default may be chosen). exclude still applies.
+                     * @example !@#$%^&*
+                     */
+                    symbol_set?: string;
+                    /** @description How many independent passwords. Default 1. An integer from 1 to 100, as a JSON number or decimal digits. */
+                    count?: number | string;
+                    /**
+                     * @description password, or passphrase: words from the EFF large word list (7,776 words). Length and class parameters do not apply to a passphrase.
+                     * @default password
+                     * @enum {string}
+                     */
+                    type?: "password" | "passphrase";
+                    /** @description Passphrase words. Default 6. An integer from 3 to 20, as a JSON number or decimal digits. */
+                    words?: number | string;
+                    /**
+                     * @description Between passphrase words: 0 to 3 printable ASCII characters.
+                     * @default -
+                     */
+                    separator?: string;
+                    /** @description Passphrase: first letter of every word upper-case. Default false. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
+                    capitalize?: boolean | 1 | 0 | string;
+                    /** @description Passphrase: one random digit appended to one random word. Default false. JSON true/false, 1/0, or the text true, false, 1, 0 (any case). */
+                    include_number?: boolean | 1 | 0 | string;
                 };
             };
         };
         responses: {
-            /** @description The generated password. */
+            /** @description The generated password, passwords (count above 1), or passphrase. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "password": "q7#Rm]x2Lp_9vT!a",
-                     *       "length": 16,
-                     *       "parameters": {
-                     *         "requested_length": 16,
-                     *         "uppercase": true,
-                     *         "lowercase": true,
-                     *         "numbers": true,
-                     *         "symbols": true
-                     *       },
-                     *       "entropy_bits": 103.61
-                     *     }
-                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -564,8 +784,103 @@ export interface operations {
                             exclude_similar?: boolean;
                             /** @description Only when sent. */
                             exclude?: string;
+                            /** @description Only when sent. */
+                            min_uppercase?: number;
+                            /** @description Only when sent. */
+                            min_lowercase?: number;
+                            /** @description Only when sent. */
+                            min_numbers?: number;
+                            /** @description Only when sent. */
+                            min_symbols?: number;
+                            /** @description Only when sent. */
+                            symbol_set?: string;
+                            /** @description Only when sent. */
+                            count?: number;
+                            /**
+                             * @description Only when sent.
+                             * @constant
+                             */
+                            type?: "password";
                         };
-                        /** @description log2 of the number of passwords the request could produce, 2 decimals. */
+                        /** @description log2 of the number of passwords the request could produce (each selected class at least its minimum), 2 decimals. */
+                        entropy_bits: number;
+                    } | {
+                        /** @constant */
+                        success: true;
+                        /** @description count independent passwords. */
+                        passwords: string[];
+                        /** @description Length of each password. */
+                        length: number;
+                        /** @description The settings used. */
+                        parameters: {
+                            requested_length: number;
+                            uppercase: boolean;
+                            lowercase: boolean;
+                            numbers: boolean;
+                            symbols: boolean;
+                            /** @description Only when sent. */
+                            exclude_similar?: boolean;
+                            /** @description Only when sent. */
+                            exclude?: string;
+                            /** @description Only when sent. */
+                            min_uppercase?: number;
+                            /** @description Only when sent. */
+                            min_lowercase?: number;
+                            /** @description Only when sent. */
+                            min_numbers?: number;
+                            /** @description Only when sent. */
+                            min_symbols?: number;
+                            /** @description Only when sent. */
+                            symbol_set?: string;
+                            /** @description Only when sent. */
+                            count?: number;
+                            /**
+                             * @description Only when sent.
+                             * @constant
+                             */
+                            type?: "password";
+                        };
+                        /** @description log2 of the number of passwords the request could produce (each selected class at least its minimum), 2 decimals. */
+                        entropy_bits: number;
+                    } | {
+                        /** @constant */
+                        success: true;
+                        /** @description The passphrase. */
+                        password: string;
+                        /** @description Characters of the passphrase. */
+                        length: number;
+                        /** @description The settings used. */
+                        parameters: {
+                            /** @constant */
+                            type: "passphrase";
+                            words: number;
+                            separator: string;
+                            capitalize: boolean;
+                            include_number: boolean;
+                            /** @description Only when sent. */
+                            count?: number;
+                        };
+                        /** @description words x log2(7776), plus log2(10 x words) with include_number; 2 decimals. */
+                        entropy_bits: number;
+                    } | {
+                        /** @constant */
+                        success: true;
+                        /** @description count independent passphrases. */
+                        passwords: string[];
+                        /** @description Characters of each passphrase, in the order of passwords. */
+                        lengths: number[];
+                        /** @description The settings used. */
+                        parameters: {
+                            /** @constant */
+                            type: "passphrase";
+                            words: number;
+                            separator: string;
+                            capitalize: boolean;
+                            include_number: boolean;
+                            /** @description Only when sent. */
+                            count?: number;
+                        };
+                        /** @description words x log2(7776), plus log2(10 x words) with include_number; 2 decimals. */
                         entropy_bits: number;
                     };
                 };
