@@ -118,7 +118,7 @@ describe("OpenAPI document and Swagger UI", () => {
     const length = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "length");
     expect(length).toMatchObject({
       in: "query",
-      description: "Password length.",
+      description: "Password length: 8 to 128.",
       schema: { type: "integer", minimum: 8, maximum: 128, default: 16 },
     });
     const symbols = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "symbols");
