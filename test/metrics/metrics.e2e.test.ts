@@ -70,6 +70,7 @@ describe("GET /metrics (compiled executable)", () => {
       genapi_crawls_running: "gauge",
       genapi_crawls_queued: "gauge",
       genapi_crawl_pages_total: "counter",
+      genapi_crawl_throttled_total: "counter",
       genapi_quota_refusals_total: "counter",
       genapi_jobs: "gauge",
     });
