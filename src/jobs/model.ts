@@ -1,7 +1,7 @@
 // The job object of the contract's "Crawl jobs" section and the request/response schemas of the
 // job endpoints, for the OpenAPI document (with examples).
 import { t } from "elysia";
-import { type CrawlOptions, defaultCrawlOptions, type PolitenessReport, type RenderReport } from "../crawler/index.ts";
+import { type CrawlOptions, type CrawlReport, defaultCrawlOptions } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
 import { PolitenessModel, RenderModel } from "../sitemap/model.ts";
 
@@ -15,18 +15,15 @@ export interface JobProgress {
   elapsed_ms: number;
 }
 
-/** The /api/generate success data without `sitemap`, plus where the sitemap is. */
-export interface JobResult {
-  url: string;
-  url_count: number;
-  pages_crawled: number;
-  truncated: boolean;
-  duration_ms: number;
-  generated_at: string;
+/**
+ * The /api/generate success data without `sitemap` (the crawl report), plus where the sitemap is.
+ * Results stored before a field existed lack it: the report's later fields are optional here.
+ */
+export interface JobResult
+  extends Omit<CrawlReport, "excluded" | "excluded_examples" | "politeness" | "render">,
+    Partial<Pick<CrawlReport, "politeness" | "render">> {
   excluded?: Record<string, number>;
   excluded_examples?: Record<string, string[]>;
-  politeness?: PolitenessReport;
-  render?: RenderReport;
   sitemap_url: string;
   /** Part files of a split result; 0 when sitemap.xml is the whole sitemap. */
   sitemap_parts: number;
