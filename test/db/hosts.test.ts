@@ -68,18 +68,16 @@ test("fairGrant: what is wanted, within what others leave free and an even share
   expect(fairGrant(2, 4, [])).toBe(2);
   expect(fairGrant(4, 4, [{ slots: 4, want: 4 }])).toBe(0);
   expect(fairGrant(4, 4, [{ slots: 2, want: 4 }])).toBe(2);
-  expect(
-    fairGrant(4, 4, [
-      { slots: 1, want: 4 },
-      { slots: 1, want: 4 },
-    ]),
-  ).toBe(2);
-  expect(
-    fairGrant(4, 5, [
-      { slots: 0, want: 4 },
-      { slots: 0, want: 4 },
-    ]),
-  ).toBe(2);
+  // Three that want slots on a cap of 4: 1 each (2 would leave the third none while the others stay busy).
+  const twoOthers = [
+    { slots: 1, want: 4 },
+    { slots: 1, want: 4 },
+  ];
+  expect(fairGrant(4, 4, twoOthers)).toBe(1);
+  expect(fairGrant(4, 6, twoOthers)).toBe(2);
+  // More processes than slots: one each while any is free, none when all are held.
+  expect(fairGrant(4, 2, [{ slots: 1, want: 4 }])).toBe(1);
+  expect(fairGrant(4, 2, twoOthers)).toBe(0);
 });
 
 for (const backend of backends) {

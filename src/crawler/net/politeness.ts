@@ -105,6 +105,8 @@ const RENEW_EVERY_MS = 1_000;
  * store's lease time (10 s), after which other processes may take them.
  */
 const GRANT_VALID_MS = 5_000;
+/** A first claim that takes longer than this lets the host start with one slot meanwhile. */
+const SLOW_STORE_MS = 300;
 /** An idle host's slots are given back after this long. */
 const IDLE_RELEASE_MS = 2_000;
 /** Start times remembered to tell the pace when a host throttles. */
@@ -130,6 +132,7 @@ class HostGate {
   private readonly queue: Waiter[] = [];
   private nextStart = 0;
   private reserved: number[] = [];
+  private reservedEnd = 0;
   private reserving: Promise<void> | null = null;
   pausedUntil = 0;
   private backoffMs = 0;
@@ -137,6 +140,8 @@ class HostGate {
   private timer: Timer | null = null;
   private renewing: Promise<void> | null = null;
   private renewedAt = 0;
+  /** The store's last answer was a failure: this process paces the host alone until it answers again. */
+  private storeDown = false;
   private grantedAt = 0;
   private idleSince = 0;
 
@@ -155,7 +160,8 @@ class HostGate {
     const interval = Math.max(this.config.hostDelayMs, this.crawlDelayMs, this.learntMs);
     // The host sees a request when it arrives, after a connection is opened or a socket written:
     // starts are spaced a little wider than asked (a tenth, 5 to 50 ms), so that arrivals are not closer.
-    return interval === 0 ? 0 : interval + Math.min(50, Math.max(5, interval / 10));
+    // Whole milliseconds: the store keeps start times as integers.
+    return interval === 0 ? 0 : Math.ceil(interval + Math.min(50, Math.max(5, interval / 10)));
   }
 
   /**
@@ -282,14 +288,18 @@ class HostGate {
   private startTime(now: number): number | null {
     const interval = this.intervalMs;
     if (interval === 0) return now;
-    if (this.coordinator === null) {
+    if (this.coordinator === null || this.storeDown) {
       if (this.nextStart > now) return this.nextStart;
       this.nextStart = now + interval;
       return now;
     }
-    // A reserved time is used when it comes, or not at all: a start later than it could fall
-    // closer than the interval to the next reserved start, someone else's included.
-    while (this.reserved.length > 0 && this.reserved[0]! + START_SLACK_MS < now) this.reserved.shift();
+    // A reserved time used late moves this process's later ones by as much, and the block's last
+    // is given up: it could fall closer than the interval to the next block, someone else's.
+    const first = this.reserved[0];
+    if (first !== undefined && first + START_SLACK_MS < now) {
+      const late = now - first;
+      this.reserved = this.reserved.map((t) => t + late).filter((t) => t <= this.reservedEnd - interval);
+    }
     const next = this.reserved[0];
     if (next === undefined) {
       this.reserve(interval);
@@ -306,13 +316,16 @@ class HostGate {
     this.reserving = this.coordinator!.reserveStarts(this.host, interval, count).then(
       (first) => {
         this.reserved = Array.from({ length: count }, (_, i) => first + i * interval);
+        // Where the next block (anyone's) may start: no start of this one may come later than an interval before it.
+        this.reservedEnd = first + count * interval;
         this.reserving = null;
         this.pump();
       },
       () => {
-        // The store could not answer: try again shortly (requests wait meanwhile).
+        // The store could not answer: this process keeps the interval itself meanwhile.
         this.reserving = null;
-        this.wakeAt(this.now() + RENEW_EVERY_MS);
+        this.storeDown = true;
+        this.pump();
       },
     );
   }
@@ -335,11 +348,22 @@ class HostGate {
       return;
     }
     const want = this.config.hostConcurrency;
+    // A host with requests waiting and no slot yet does not wait long on a slow store: past
+    // SLOW_STORE_MS this process paces it alone with one slot until the store answers.
+    if (this.slots === 0) {
+      setTimeout(() => {
+        if (this.renewing === null || this.slots > 0) return;
+        this.storeDown = true;
+        this.slots = 1;
+        this.pump();
+      }, SLOW_STORE_MS).unref();
+    }
     this.renewing = this.coordinator!.claim(this.host, want, want, this.inFlight).then(
       (grant) => {
         this.renewing = null;
         this.renewedAt = this.now();
         this.grantedAt = this.renewedAt;
+        this.storeDown = false;
         this.slots = grant.slots;
         if (grant.pausedUntil > this.pausedUntil) this.pausedUntil = grant.pausedUntil;
         this.pump();
@@ -347,12 +371,15 @@ class HostGate {
         if (this.timer === null && (this.queue.length > 0 || this.inFlight > 0)) this.wakeAt(this.renewedAt + RENEW_EVERY_MS);
       },
       () => {
-        // The store could not answer: keep what was granted until the lease could lapse, then
-        // nothing (another process may hold the slots by then).
+        // The store could not answer (down, or slow past its deadline): keep what was granted
+        // while the lease may still stand, then one slot, so that no host is ever blocked by the
+        // store and an outage lets each process overshoot the cap by one request at most.
         this.renewing = null;
         this.renewedAt = this.now();
-        if (this.renewedAt - this.grantedAt >= GRANT_VALID_MS) this.slots = 0;
-        this.wakeAt(this.renewedAt + RENEW_EVERY_MS);
+        this.storeDown = true;
+        if (this.slots === 0 || this.renewedAt - this.grantedAt >= GRANT_VALID_MS) this.slots = Math.min(this.slots, 1) || 1;
+        this.pump();
+        if (this.timer === null) this.wakeAt(this.renewedAt + RENEW_EVERY_MS);
       },
     );
   }

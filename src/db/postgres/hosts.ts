@@ -31,15 +31,16 @@ export function createPostgresHostLeases(access: PgAccess, owner: string, now: (
       access.query(async (sql) => {
         await sql`DELETE FROM host_leases WHERE host = ${host} AND owner = ${owner}`;
       }),
-    pause: (host, until) =>
+    pause: (host, at) =>
       access.query(async (sql) => {
+        const until = Math.ceil(at);
         await sql`INSERT INTO host_state (host, paused_until) VALUES (${host}, ${until})
           ON CONFLICT (host) DO UPDATE SET paused_until = GREATEST(host_state.paused_until, excluded.paused_until)`;
       }),
-    reserveStarts: (host, intervalMs, count) =>
+    reserveStarts: (host, interval, count) =>
       access.query(async (sql) => {
         const at = now();
-        const span = intervalMs * count;
+        const span = Math.ceil(interval) * count;
         const [row] = await sql`INSERT INTO host_state (host, next_start) VALUES (${host}, ${at + span})
           ON CONFLICT (host) DO UPDATE SET next_start = GREATEST(host_state.next_start, ${at}) + ${span}
           RETURNING next_start - ${span} AS first`;

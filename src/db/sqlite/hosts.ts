@@ -10,13 +10,15 @@ export const HOST_LEASE_MS = 10_000;
 
 /**
  * The share of `cap` an owner is granted: what it wants, no more than the others leave free, and no
- * more than an even share when others want slots too (they get theirs as this one's in-flight
+ * more than an even share (at least 1) when others want slots too (they get theirs as this one's in-flight
  * requests end; `inFlight` stays counted as held until then).
  */
 export function fairGrant(want: number, cap: number, others: { slots: number; want: number }[]): number {
   const held = others.reduce((sum, lease) => sum + lease.slots, 0);
   const wanting = 1 + others.filter((lease) => lease.want > 0).length;
-  return Math.max(0, Math.min(want, cap - held, Math.ceil(cap / wanting)));
+  // Rounded down, so that the shares add up to the cap at most: rounded up, three processes on a
+  // cap of 4 took 2, 2 and 0, and the third waited for as long as the others stayed busy.
+  return Math.max(0, Math.min(want, cap - held, Math.max(1, Math.floor(cap / wanting))));
 }
 
 export function createSqliteHostLeases(access: SqliteAccess, owner: string, now: () => number = Date.now): HostCoordinator {
@@ -45,15 +47,17 @@ export function createSqliteHostLeases(access: SqliteAccess, owner: string, now:
       access.write((db) => {
         db.query("DELETE FROM host_leases WHERE host = ? AND owner = ?").run(host, owner);
       }),
-    pause: (host, until) =>
+    pause: (host, at) =>
       access.write((db) => {
         db.query(
           `INSERT INTO host_state (host, paused_until) VALUES (?, ?)
            ON CONFLICT (host) DO UPDATE SET paused_until = max(paused_until, excluded.paused_until)`,
-        ).run(host, until);
+        ).run(host, Math.ceil(at));
       }),
-    reserveStarts: (host, intervalMs, count) =>
+    reserveStarts: (host, interval, count) =>
       access.write((db) => {
+        // Whole milliseconds: the column is an integer.
+        const intervalMs = Math.ceil(interval);
         const at = now();
         const row = db
           .query(
