@@ -158,10 +158,7 @@ class HostGate {
 
   get intervalMs(): number {
     const interval = Math.max(this.config.hostDelayMs, this.crawlDelayMs, this.learntMs);
-    // The host sees a request when it arrives, after a connection is opened or a socket written:
-    // starts are spaced a little wider than asked (a tenth, 5 to 50 ms), so that arrivals are not closer.
-    // Whole milliseconds: the store keeps start times as integers.
-    return interval === 0 ? 0 : Math.ceil(interval + Math.min(50, Math.max(5, interval / 10)));
+    return interval === 0 ? 0 : widened(interval);
   }
 
   /**
@@ -558,7 +555,7 @@ export class CrawlPolite {
 
   private startOwn(): void {
     this.inFlight++;
-    if (this.delayMs > 0) this.nextStart = this.now() + this.delayMs;
+    if (this.delayMs > 0) this.nextStart = this.now() + widened(this.delayMs);
   }
 
   private ownDone(): void {
@@ -593,6 +590,15 @@ export class CrawlPolite {
 export function retryAfterMsFor(value: string, now: number): number | undefined {
   const ms = retryAfterMs(new Headers({ "retry-after": value }), now);
   return ms === undefined ? undefined : Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * An interval as request starts are spaced: the host sees a request when it arrives, after a
+ * connection is opened or a socket written, so starts go a little wider than asked (a tenth, 5 to
+ * 50 ms) for arrivals not to come closer; whole milliseconds, as the store keeps them.
+ */
+function widened(interval: number): number {
+  return Math.ceil(interval + Math.min(50, Math.max(5, interval / 10)));
 }
 
 /** The host of an absolute URL, as hostOf names it. */
