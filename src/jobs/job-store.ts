@@ -22,6 +22,8 @@ export interface StoredJob {
   error: JobError | null;
   /** Claims so far (1 on the first run). */
   attempts: number;
+  /** The process that holds the job's lease (its runner's owner name), if any. */
+  leaseOwner: string | null;
   /** What the crawl needs to continue (start URL after redirects, report so far); null before its start page. */
   crawl: CrawlFacts | null;
 }

@@ -7,6 +7,13 @@ import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
 /** Claims per job before it is given up: a job that killed its process three times would again. */
 export const MAX_ATTEMPTS = 3;
 
+/** The wait before the n-th retry of a failed checkpoint: 250 ms doubling to 5 s. */
+export function checkpointBackoffMs(tries: number): number {
+  return Math.min(250 * 2 ** Math.min(tries - 1, 10), 5_000);
+}
+
+const messageOf = (error: unknown) => (error as Error)?.message ?? String(error);
+
 /** Why a running job's crawl was stopped before it ran out of links or budget. */
 export type StopReason = "handback" | "cancelled" | "lost";
 
@@ -14,6 +21,8 @@ export interface JobControl {
   signal: AbortSignal;
   /** The lease was lost or the job cancelled while writing a checkpoint: stop at once. */
   lost: () => void;
+  /** A checkpoint failed: the wait before writing it again, or null to give it up (Lease.retry). */
+  retry: (error: unknown, tries: number) => number | null;
   /** Time left of --job-timeout, over all attempts. */
   timeoutMs: number;
   progress: (progress: JobProgress) => void;
@@ -92,6 +101,14 @@ export class JobRunner {
       const now = this.deps.now();
       const job = await this.deps.store.claim(this.deps.owner, now, this.deps.leaseMs, new Date(now).toISOString());
       if (!job) return;
+      if (this.running.has(job.id)) {
+        // Its lease ran out while it runs here (the store stalled past it): the claim renewed it.
+        this.deps.log(`job ${job.id}: its lease had run out while it ran here; renewed`);
+        continue;
+      }
+      // A claim counts an attempt and a hand-back gives it back: a second one means a lease ran out.
+      if (job.attempts > 1 && job.attempts <= MAX_ATTEMPTS && job.status === "running")
+        this.deps.log(`job ${job.id}: continued in attempt ${job.attempts} of ${MAX_ATTEMPTS}: the lease of the attempt before ran out`);
       const control = new AbortController();
       let reason: StopReason | undefined;
       const stop = (why: StopReason) => {
@@ -114,24 +131,51 @@ export class JobRunner {
     stop: (why: StopReason) => void,
     reason: () => StopReason | undefined,
   ): Promise<void> {
-    const { store, owner, leaseMs } = this.deps;
+    const { store, owner, leaseMs, log } = this.deps;
     let progress = job.progress;
+    /** The lease is ours at least until then: the claim's, then each heartbeat's that landed. */
+    let leaseUntil = this.deps.now() + leaseMs;
     // Why the lease was refused (cancelled, or taken by another process) is asked of the store;
     // the outcome waits for that answer before it decides how the job ends.
     let checking: Promise<void> = Promise.resolve();
     const lost = () =>
       (checking = checking.then(async () => {
-        const current = await store.get(job.id).catch(() => null);
-        stop(current?.status === "cancelled" ? "cancelled" : "lost");
+        if (reason() === "lost" || reason() === "cancelled") return;
+        const refused = await this.whyRefused(job.id);
+        log(`job ${job.id}: lease ${refused.stop === "cancelled" ? "given up" : "lost"}: ${refused.why}`);
+        stop(refused.stop);
       }));
+    const retry = (error: unknown, tries: number): number | null => {
+      // Another process holds the job: nothing of this run may be written any more.
+      if (reason() === "lost") return null;
+      // Stopping (SIGTERM) with the store still failing past the lease: whoever claims the job next
+      // continues it from its last checkpoint.
+      if (this.stopping && this.deps.now() >= leaseUntil) {
+        log(
+          `job ${job.id}: lease given up: the process is stopping and a checkpoint still fails after ${tries} tries (${messageOf(error)})`,
+        );
+        return null;
+      }
+      const wait = checkpointBackoffMs(tries);
+      // 1, 2, 4, 8, ... : an outage of an hour logs a dozen lines, not thousands.
+      if ((tries & (tries - 1)) === 0)
+        log(`job ${job.id}: checkpoint failed (try ${tries}: ${messageOf(error)}); writing it again in ${wait} ms`);
+      return wait;
+    };
+    let beating = false;
     const heartbeat = setInterval(
       () => {
+        if (beating) return;
+        beating = true;
+        const at = this.deps.now();
         store
-          .heartbeat(job.id, owner, this.deps.now(), leaseMs, progress)
+          .heartbeat(job.id, owner, at, leaseMs, progress)
           .then((held) => {
-            if (!held) return lost();
+            if (held) leaseUntil = Math.max(leaseUntil, at + leaseMs);
+            else return lost();
           })
-          .catch(() => {}); // the store is down: the lease runs on; the next beat tries again
+          .catch(() => {}) // the store is down: the lease runs on; the next beat tries again
+          .finally(() => (beating = false));
       },
       Math.max(250, Math.floor(leaseMs / 4)),
     );
@@ -149,6 +193,7 @@ export class JobRunner {
         end = await this.deps.crawl(job, {
           signal,
           lost: () => void lost(),
+          retry,
           timeoutMs: Math.max(0, this.deps.jobTimeoutMs - job.progress.elapsed_ms),
           progress: (p) => (progress = p),
         });
@@ -159,6 +204,7 @@ export class JobRunner {
       const why = reason();
       if (why === "lost") return;
       if (why === "handback") {
+        log(`job ${job.id}: lease given up: the process is stopping; the job is handed back with its progress`);
         await store.handBack(job.id, owner, progress);
         return;
       }
@@ -188,5 +234,24 @@ export class JobRunner {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /** Why the store refused this process's lease: the job cancelled, deleted, finished, or held by another process. */
+  private async whyRefused(id: string): Promise<{ stop: "cancelled" | "lost"; why: string }> {
+    let failure: unknown;
+    for (let tries = 1; tries <= 3; tries++) {
+      try {
+        const current = await this.deps.store.get(id);
+        if (current === null) return { stop: "lost", why: "the job was deleted" };
+        if (current.status === "cancelled") return { stop: "cancelled", why: "the job was cancelled" };
+        if (current.leaseOwner !== null && current.leaseOwner !== this.deps.owner)
+          return { stop: "lost", why: `another process holds it (${current.leaseOwner}), attempt ${current.attempts}` };
+        return { stop: "lost", why: `the job is ${current.status}${current.leaseOwner === null ? " and nobody holds it" : ""}` };
+      } catch (error) {
+        failure = error;
+        await Bun.sleep(checkpointBackoffMs(tries));
+      }
+    }
+    return { stop: "lost", why: `the store refused it and could not say why (${messageOf(failure)})` };
   }
 }

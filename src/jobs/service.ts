@@ -27,7 +27,10 @@ export type JobConfig = Pick<
 >;
 
 export interface JobServiceDeps {
+  /** The job store of requests (short deadline, 503). */
   store: JobStore;
+  /** The job store of the runner, checkpoints, publishing, callbacks and retention (its own, longer deadline). */
+  background: JobStore;
   authenticate: JobsDeps["authenticate"];
   admit: JobsDeps["admit"];
   storeError: JobsDeps["storeError"];
@@ -38,7 +41,8 @@ export interface JobServiceDeps {
 }
 
 export function createJobService(config: JobConfig, deps: JobServiceDeps) {
-  const { store } = deps;
+  // Requests use `deps.store`; everything below runs off the request path.
+  const store = deps.background;
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = deps.resolve ?? systemResolver;
   const leaseMs = config.jobLeaseSeconds * 1000;
@@ -82,7 +86,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
   const stopping = new AbortController();
 
   const routeDeps: JobsDeps = {
-    store,
+    store: deps.store,
     now: () => new Date(),
     authenticate: deps.authenticate,
     admit: deps.admit,

@@ -9,6 +9,31 @@ import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
+import { createJobCrawl } from "../../src/jobs/job-crawl.ts";
+import { QUERY_DEADLINE_MS } from "../../src/db/postgres/store.ts";
+import { StoreUnavailableError } from "../../src/http/store-errors.ts";
+import type { HopFetcher } from "../../src/crawler/index.ts";
+import type { JobStore } from "../../src/jobs/job-store.ts";
+
+function memoryStore(): JobStore {
+  const db = new Database(":memory:", { strict: true });
+  migrate(db, [...migrations, sqliteJobsMigration]);
+  const direct = async <T>(fn: (d: Database) => T) => fn(db);
+  return createSqliteJobStore({ read: direct, write: direct });
+}
+
+/** A site in memory, no network: page i links to pages 3i+1..3i+3 and home; each answer takes `delayMs`. */
+function treeSite(size: number, delayMs = 1): HopFetcher {
+  return async (url) => {
+    if (url.pathname === "/robots.txt") return new Response("", { status: 404 });
+    await Bun.sleep(delayMs);
+    const i = url.pathname === "/" ? 0 : Number(/^\/p(\d+)$/.exec(url.pathname)?.[1] ?? -1);
+    if (!(i >= 0 && i < size)) return new Response("no", { status: 404 });
+    let links = '<a href="/">home</a>';
+    for (let c = 3 * i + 1; c <= 3 * i + 3 && c < size; c++) links += `<a href="/p${c}">${c}</a>`;
+    return new Response(links, { headers: { "content-type": "text/html" } });
+  };
+}
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
   const db = new Database(":memory:", { strict: true });
@@ -116,5 +141,66 @@ test("a store that fails claims is logged once per problem, and once when claims
     "job claim failed: Service temporarily unavailable: the database is busy.",
     "job claim failed: Service temporarily unavailable: the database is failing.",
     "job claims resumed",
+  ]);
+});
+
+test("a checkpoint that outlives the request deadline once is written again: the job finishes in one attempt, complete", async () => {
+  const real = memoryStore();
+  let checkpoints = 0;
+  // The second checkpoint fails as PostgreSQL's did in issue 22: past QUERY_DEADLINE_MS.
+  const store: JobStore = {
+    ...real,
+    checkpoint: async (...args) => {
+      if (++checkpoints === 2) {
+        await Bun.sleep(QUERY_DEADLINE_MS + 250);
+        throw new StoreUnavailableError("unreachable");
+      }
+      return real.checkpoint(...args);
+    },
+  };
+  const id = newJobId();
+  await store.create(
+    {
+      id,
+      keyId: 1,
+      url: "http://site.test/",
+      options: defaultCrawlOptions(1_000),
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: "x",
+    },
+    10,
+  );
+  const logged: string[] = [];
+  const lease = 1_000;
+  const runner = new JobRunner({
+    store,
+    owner: "one",
+    maxJobs: 1,
+    leaseMs: lease,
+    jobTimeoutMs: 60_000,
+    pollMs: 20,
+    now: Date.now,
+    crawl: createJobCrawl({
+      store,
+      owner: "one",
+      leaseMs: lease,
+      crawl: { fetch: treeSite(300), now: Date.now, userAgent: "genapi/1" },
+      stateOptions: { flushPages: 20, flushMs: 60_000 },
+    }),
+    publish: (job, truncated, progress) => publishResult(store, job, { truncated, progress, now: new Date() }),
+    notify: async () => {},
+    log: (line) => logged.push(line),
+  });
+  runner.start();
+  for (let i = 0; i < 1_000 && !["succeeded", "failed", "cancelled"].includes((await store.get(id))!.status); i++) await Bun.sleep(20);
+  await runner.stop();
+  const job = (await store.get(id))!;
+  expect(checkpoints).toBeGreaterThan(2);
+  expect({ status: job.status, attempts: job.attempts }).toEqual({ status: "succeeded", attempts: 1 });
+  expect(job.result).toMatchObject({ url_count: 300, truncated: false });
+  expect(job.progress.urls_listed).toBe(300);
+  expect(logged).toEqual([
+    `job ${id}: checkpoint failed (try 1: Service temporarily unavailable: the database is unreachable.); writing it again in 250 ms`,
   ]);
 });
