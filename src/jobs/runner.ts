@@ -2,10 +2,16 @@
 // heartbeat, records the outcome, sends the callback. On stop (SIGTERM) running jobs are handed
 // back with their progress, so the next process to claim them continues where they were.
 import type { ClaimedJob, JobStore } from "./job-store.ts";
-import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
+import { CANCELLED_EMPTY, type JobError, type JobProgress, type JobResult, type JobStatus } from "./model.ts";
 
 /** Claims per job before it is given up: a job that killed its process three times would again. */
 export const MAX_ATTEMPTS = 3;
+
+/**
+ * How often a running job's row is read for a cancel made through another instance (one made
+ * here stops it at once): its crawl stops within 2 s of the DELETE (Cancelling, round 3).
+ */
+export const CANCEL_WATCH_MS = 500;
 
 /** The wait before the n-th retry of a failed checkpoint: 250 ms doubling to 5 s. */
 export function checkpointBackoffMs(tries: number): number {
@@ -88,6 +94,11 @@ export class JobRunner {
       .finally(() => (this.polling = false));
   }
 
+  /** A job was cancelled (through this instance): if it runs here, its crawl stops now. */
+  cancel(jobId: string): void {
+    this.running.get(jobId)?.stop("cancelled");
+  }
+
   /** Stops claiming and hands every running job back with its progress. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -138,11 +149,13 @@ export class JobRunner {
     // Why the lease was refused (cancelled, or taken by another process) is asked of the store;
     // the outcome waits for that answer before it decides how the job ends.
     let checking: Promise<void> = Promise.resolve();
+    /** The outcome is being written: what the store says about the lease from now on is ours. */
+    let settled = false;
     const lost = () =>
       (checking = checking.then(async () => {
-        if (reason() === "lost" || reason() === "cancelled") return;
+        if (settled || reason() === "lost" || reason() === "cancelled") return;
         const refused = await this.whyRefused(job.id);
-        log(`job ${job.id}: lease ${refused.stop === "cancelled" ? "given up" : "lost"}: ${refused.why}`);
+        if (refused.stop === "lost") log(`job ${job.id}: lease lost: ${refused.why}`);
         stop(refused.stop);
       }));
     const retry = (error: unknown, tries: number): number | null => {
@@ -179,6 +192,21 @@ export class JobRunner {
       },
       Math.max(250, Math.floor(leaseMs / 4)),
     );
+    // A cancel made through another instance shows in the job's row: stop within CANCEL_WATCH_MS.
+    let watching = false;
+    const watch = setInterval(() => {
+      if (watching || settled || reason() !== undefined) return;
+      watching = true;
+      store
+        .get(job.id)
+        .then((current) => {
+          if (settled || reason() !== undefined) return;
+          if (current?.status === "cancelled" && current.leaseOwner === owner) stop("cancelled");
+          else if (current === null || current.leaseOwner !== owner) lost();
+        })
+        .catch(() => {}) // the store is down: the next look tries again
+        .finally(() => (watching = false));
+    }, CANCEL_WATCH_MS);
 
     try {
       let end: CrawlEnd;
@@ -201,6 +229,7 @@ export class JobRunner {
       }
       progress = end.progress;
       await checking;
+      settled = true;
       const why = reason();
       if (why === "lost") return;
       if (why === "handback") {
@@ -212,27 +241,45 @@ export class JobRunner {
       let status: JobStatus;
       let result: JobResult | null = null;
       let error: JobError | null = null;
-      if (!end.ok) {
-        status = why === "cancelled" ? "cancelled" : "failed";
+      if (why === "cancelled") {
+        // Cancelling (round 3): what the crawl found is in the store (the crawl wrote its last
+        // checkpoint before it returned); it is the result, truncated, or with nothing listed the 409.
+        status = "cancelled";
+        if (progress.urls_listed > 0) result = await this.deps.publish(job, true, progress);
+        if (result === null || result.url_count === 0) {
+          result = null;
+          error = CANCELLED_EMPTY;
+        }
+        log(
+          `job ${job.id}: lease given up: the job was cancelled; ${result ? `${result.url_count} URLs published` : "nothing was listed"}`,
+        );
+      } else if (!end.ok) {
+        status = "failed";
         error = end.error;
       } else {
-        // A job cancelled, or given up after its attempts, keeps what it found, truncated.
-        const truncated = end.truncated || why === "cancelled";
-        result = await this.deps.publish(job, truncated, progress);
-        status = why === "cancelled" ? "cancelled" : "succeeded";
+        // A job given up after its attempts keeps what it found, truncated.
+        result = await this.deps.publish(job, end.truncated, progress);
+        status = "succeeded";
         if (result === null) {
           // Nothing stored to publish: a crawl that never got past its start page.
-          status = why === "cancelled" ? "cancelled" : "failed";
-          if (status === "failed")
-            error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
+          status = "failed";
+          error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
         }
+      }
+      if (result !== null && result.url_count !== progress.urls_listed) {
+        // The published entries are what the job serves: its final progress says the same.
+        log(`job ${job.id}: progress counted ${progress.urls_listed} URLs listed, the store holds ${result.url_count}`);
+        progress = { ...progress, urls_listed: result.url_count };
       }
       if (await store.finish(job.id, owner, { status, result, error, progress, finishedAt })) {
         // Not awaited: its retries (seconds apart) must not hold the slot, or a shutdown.
         this.deps.notify(job.id).catch((e) => this.deps.log(`job ${job.id}: callback failed: ${(e as Error).message}`));
+      } else {
+        log(`job ${job.id}: lease lost before its outcome (${status}) was written: ${(await this.whyRefused(job.id)).why}`);
       }
     } finally {
       clearInterval(heartbeat);
+      clearInterval(watch);
     }
   }
 
@@ -243,9 +290,10 @@ export class JobRunner {
       try {
         const current = await this.deps.store.get(id);
         if (current === null) return { stop: "lost", why: "the job was deleted" };
-        if (current.status === "cancelled") return { stop: "cancelled", why: "the job was cancelled" };
         if (current.leaseOwner !== null && current.leaseOwner !== this.deps.owner)
           return { stop: "lost", why: `another process holds it (${current.leaseOwner}), attempt ${current.attempts}` };
+        if (current.status === "cancelled" && current.leaseOwner === this.deps.owner)
+          return { stop: "cancelled", why: "the job was cancelled" };
         return { stop: "lost", why: `the job is ${current.status}${current.leaseOwner === null ? " and nobody holds it" : ""}` };
       } catch (error) {
         failure = error;

@@ -94,6 +94,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     maxQueued: config.jobQueue,
     freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),
+    cancelled: (id) => runner.cancel(id),
     storeError: deps.storeError,
     log: deps.log,
     stopSignal: stopping.signal,

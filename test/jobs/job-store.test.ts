@@ -133,17 +133,18 @@ for (const [name, open] of backends) {
       const store = await open();
       const job = newJob(9, { callbackUrl: "http://hook.test/", callbackSecret: "s3cret" });
       await store.create(job, 100);
-      const empty = {
-        url: job.url,
-        url_count: 0,
-        pages_crawled: 0,
-        truncated: true,
-        duration_ms: 0,
-        generated_at: "x",
-        sitemap_url: "/s",
-        sitemap_parts: 0,
-      };
+      const empty = { status: 409 as const, message: "Job cancelled before any URL was listed." };
       expect(await store.cancel("nope", "x", empty)).toBeNull();
+      // A queued job listed nothing: cancelled at once, with the error.
+      const queued = newJob(9);
+      await store.create(queued, 100);
+      expect(await store.cancel(queued.id, "2026-01-01T00:00:00.000Z", empty)).toBe("queued");
+      expect(await store.get(queued.id)).toMatchObject({
+        status: "cancelled",
+        result: null,
+        error: empty,
+        finishedAt: "2026-01-01T00:00:00.000Z",
+      });
       const claimed = (await store.claim("A", Date.now() + 20_000_000, 60_000, "x"))!;
       expect(claimed.id).toBe(job.id);
       const entries = Array.from({ length: 25 }, (_, i) => ({
@@ -167,7 +168,15 @@ for (const [name, open] of backends) {
       ]);
       expect(await store.cancel(job.id, "2026-01-01T00:00:00.000Z", empty)).toBe("running");
       expect((await store.get(job.id))!.result).toBeNull();
-      expect(await store.heartbeat(job.id, "A", Date.now(), 60_000, progress(25))).toBe(false);
+      // Cancelled, the job stays its runner's until it has published what it found: the runner's
+      // last checkpoint is written (issue 22: it was refused, and its URLs lost); nobody else's.
+      expect(await store.heartbeat(job.id, "A", Date.now() + 20_000_000, 60_000, progress(25))).toBe(true);
+      expect(await store.heartbeat(job.id, "B", Date.now() + 20_000_000, 60_000, progress(25))).toBe(false);
+      const last = { loc: "http://site.test/zz", lastmod: null, extra: null };
+      const lastBatch = { done: [], discovered: [], seen: [], entries: [last], progress: progress(26), crawl: facts };
+      expect(await store.checkpoint(job.id, "B", Date.now(), 60_000, lastBatch)).toBe(false);
+      expect(await store.checkpoint(job.id, "A", Date.now() + 20_000_000, 60_000, lastBatch)).toBe(true);
+      expect(await store.countEntries(job.id)).toBe(26);
       await store.putPart(job.id, 0, Bun.gzipSync("<urlset/>"));
       expect(new TextDecoder().decode(Bun.gunzipSync((await store.getPart(job.id, 0)) as Uint8Array<ArrayBuffer>))).toBe("<urlset/>");
       const result = {
@@ -187,6 +196,8 @@ for (const [name, open] of backends) {
       expect(done.status).toBe("cancelled");
       expect(done.finishedAt).toBe("2026-01-01T00:00:00.000Z");
       expect(done.result?.url_count).toBe(25);
+      // With its outcome written, the lease is gone.
+      expect(await store.heartbeat(job.id, "A", Date.now() + 20_000_000, 60_000, progress(25))).toBe(false);
       expect(await store.pendingCallback(job.id)).toEqual({ url: "http://hook.test/", secret: "s3cret" });
       await store.callbackSent(job.id);
       expect(await store.pendingCallback(job.id)).toBeNull();

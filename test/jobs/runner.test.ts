@@ -204,3 +204,67 @@ test("a checkpoint that outlives the request deadline once is written again: the
     `job ${id}: checkpoint failed (try 1: Service temporarily unavailable: the database is unreachable.); writing it again in 250 ms`,
   ]);
 });
+
+test("a job cancelled through another instance stops within 2 s, its request in flight aborted; the URLs found are its result", async () => {
+  const store = memoryStore();
+  let aborted = 0;
+  const requested: string[] = [];
+  // `/` links to /a, /b, /c (answered at once) and /slow, which answers only when aborted.
+  const fetch: HopFetcher = async (url, init) => {
+    if (url.pathname === "/robots.txt") return new Response("", { status: 404 });
+    requested.push(url.pathname);
+    if (url.pathname === "/slow") {
+      await new Promise((resolve) => init.signal.addEventListener("abort", resolve, { once: true }));
+      aborted++;
+      throw init.signal.reason;
+    }
+    const links = url.pathname === "/" ? '<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/slow">s</a>' : "";
+    return new Response(links, { headers: { "content-type": "text/html" } });
+  };
+  const id = newJobId();
+  await store.create(
+    {
+      id,
+      keyId: 1,
+      url: "http://site.test/",
+      options: defaultCrawlOptions(1_000),
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: "x",
+    },
+    10,
+  );
+  const logged: string[] = [];
+  const runner = new JobRunner({
+    store,
+    owner: "one",
+    maxJobs: 1,
+    leaseMs: 60_000,
+    jobTimeoutMs: 60_000,
+    pollMs: 20,
+    now: Date.now,
+    crawl: createJobCrawl({ store, owner: "one", leaseMs: 60_000, crawl: { fetch, now: Date.now, userAgent: "genapi/1" } }),
+    publish: (job, truncated, progress) => publishResult(store, job, { truncated, progress, now: new Date() }),
+    notify: async () => {},
+    log: (line) => logged.push(line),
+  });
+  const started = Date.now();
+  runner.start();
+  for (let i = 0; i < 500 && !["/a", "/b", "/c", "/slow"].every((p) => requested.includes(p)); i++) await Bun.sleep(10);
+  await Bun.sleep(100);
+  // No checkpoint yet (one a second at most): the four URLs found are in memory only.
+  expect(await store.countEntries(id)).toBe(0);
+  const cancelled = Date.now();
+  expect(await store.cancel(id, new Date().toISOString(), { status: 409, message: "Job cancelled before any URL was listed." })).toBe(
+    "running",
+  );
+  for (let i = 0; i < 300 && (await store.get(id))!.result === null; i++) await Bun.sleep(10);
+  const stoppedWithin = Date.now() - cancelled;
+  await runner.stop();
+  const job = (await store.get(id))!;
+  expect(stoppedWithin).toBeLessThan(2_000);
+  expect(aborted).toBe(1);
+  expect(job).toMatchObject({ status: "cancelled", error: null, result: { url_count: 4, truncated: true }, progress: { urls_listed: 4 } });
+  expect(job.progress.elapsed_ms).toBeLessThan(cancelled - started + 2_000);
+  expect(logged).toEqual([`job ${id}: lease given up: the job was cancelled; 4 URLs published`]);
+});

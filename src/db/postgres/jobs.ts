@@ -52,6 +52,9 @@ const ANALYZE_AT_URLS = 10_000;
 
 type Row = Parameters<typeof jobFromRow>[0];
 
+/** The lease holds while the job runs, and after a cancel until its owner has published what it found. */
+const HELD = `(status = 'running' OR (status = 'cancelled' AND result IS NULL AND error IS NULL))`;
+
 /**
  * Analyzes job_urls if it has no statistics yet: on a new database the first big job would
  * otherwise be planned without them until autovacuum comes by (up to a minute, while the job adds
@@ -135,7 +138,7 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
     heartbeat: (id, owner, nowMs, leaseMs, progress) =>
       run(async (sql) => {
         const rows = await sql.unsafe(
-          `UPDATE jobs SET lease_until = $1, progress = $2 WHERE id = $3 AND lease_owner = $4 AND status = 'running' RETURNING id`,
+          `UPDATE jobs SET lease_until = $1, progress = $2 WHERE id = $3 AND lease_owner = $4 AND ${HELD} RETURNING id`,
           [nowMs + leaseMs, JSON.stringify(progress), id, owner],
         );
         return rows.length === 1;
@@ -147,7 +150,7 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           // See MARK_DONE: planned for the job as it is now, never with a plan kept from when it was small.
           await tx.unsafe(`SET LOCAL plan_cache_mode = force_custom_plan`);
           const held = await tx.unsafe(
-            `UPDATE jobs SET lease_until = $1, progress = $2, crawl = $3 WHERE id = $4 AND lease_owner = $5 AND status = 'running' RETURNING id`,
+            `UPDATE jobs SET lease_until = $1, progress = $2, crawl = $3 WHERE id = $4 AND lease_owner = $5 AND ${HELD} RETURNING id`,
             [nowMs + leaseMs, JSON.stringify(batch.progress), JSON.stringify(batch.crawl), id, owner],
           );
           if (held.length !== 1) return false;
@@ -208,16 +211,16 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
         }),
       ),
 
-    cancel: (id, nowIso, queuedResult) =>
+    cancel: (id, nowIso, queuedError) =>
       run((sql) =>
         sql.begin(async (tx) => {
           const rows = await tx.unsafe(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
           if (!rows.length) return null;
           const status = (rows[0] as { status: JobStatus }).status;
           if (status === "queued") {
-            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, result = $2 WHERE id = $3`, [
+            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, error = $2 WHERE id = $3`, [
               nowIso,
-              JSON.stringify(queuedResult),
+              JSON.stringify(queuedError),
               id,
             ]);
           } else if (status === "running") {

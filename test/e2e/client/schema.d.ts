@@ -1123,9 +1123,9 @@ export interface operations {
                                     /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                     sitemap_parts: number;
                                 };
-                                /** @description How /api/generate would have answered. */
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                                 error?: {
-                                    status: 400 | 422 | 502;
+                                    status: 400 | 409 | 422 | 502;
                                     message: string;
                                 };
                             }[];
@@ -1337,9 +1337,9 @@ export interface operations {
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
                             };
-                            /** @description How /api/generate would have answered. */
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
-                                status: 400 | 422 | 502;
+                                status: 400 | 409 | 422 | 502;
                                 message: string;
                             };
                             callback_secret?: string;
@@ -1589,9 +1589,9 @@ export interface operations {
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
                             };
-                            /** @description How /api/generate would have answered. */
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
-                                status: 400 | 422 | 502;
+                                status: 400 | 409 | 422 | 502;
                                 message: string;
                             };
                         };
@@ -1670,7 +1670,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `Job cancelled.` for a queued or running job (what it found is kept, truncated); `Job deleted.` for a finished job (its result is gone). */
+            /** @description `Job cancelled.` for a queued or running job (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1770,9 +1770,9 @@ export interface operations {
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
                             };
-                            /** @description How /api/generate would have answered. */
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
-                                status: 400 | 422 | 502;
+                                status: 400 | 409 | 422 | 502;
                                 message: string;
                             };
                         };
