@@ -209,7 +209,7 @@ export const createJobResponses = {
     { Location: { description: "The job's URL.", schema: { type: "string" as const } } },
   ),
   400: error(
-    "Bad body, invalid URL or option, or a target address that is not allowed.",
+    "Bad body, invalid URL or option, or a target address that is not allowed; a `callback_url` the address guard refuses answers `callback_url is not allowed: <reason>` (nothing is counted).",
     "Invalid URL. Provide a full URL that includes http:// or https://.",
   ),
   401: unauthorized,

@@ -19,7 +19,7 @@ import {
   type Job,
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
-import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck } from "../admission/admission.ts";
+import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck, type OtherTarget } from "../admission/admission.ts";
 import { with429Example } from "../http/openapi.ts";
 import { rateLimitMessage } from "../quota/quota.ts";
 
@@ -35,8 +35,15 @@ export interface JobsDeps {
   now: () => Date;
   /** Step 1 alone: the key's id, or null. */
   authenticate: (request: Request) => Promise<number | null>;
-  /** Steps 1-5 of /api/generate with `validateBody` at step 3: admitted, or the response that refused it. */
-  admit: <T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>) => Promise<Admitted<T> | Response>;
+  /**
+   * Steps 1-5 of /api/generate with `validateBody` at step 3 and `otherTargets` (callback_url) judged
+   * by the address guard at step 4: admitted, or the response that refused it.
+   */
+  admit: <T>(
+    request: Request,
+    validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
+    otherTargets?: (value: T) => OtherTarget[],
+  ) => Promise<Admitted<T> | Response>;
   /** --job-max-pages and --job-queue. */
   maxPages: number;
   maxQueued: number;
@@ -155,7 +162,10 @@ export const jobRoutes = (deps: JobsDeps) => {
       "/api/jobs",
       ({ request }) =>
         guard("POST /api/jobs", async () => {
-          const admitted = await deps.admit(request, validate);
+          // The callback's address is judged at creation, as the target is (and again when sending).
+          const admitted = await deps.admit(request, validate, ({ callbackUrl }) =>
+            callbackUrl ? [{ field: "callback_url", url: new URL(callbackUrl) }] : [],
+          );
           if (admitted instanceof Response) return admitted;
           const { options, callbackUrl } = admitted.value;
           const now = deps.now().toISOString();

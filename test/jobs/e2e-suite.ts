@@ -391,17 +391,30 @@ export function describeJobs(backend: Backend) {
   });
 
   describe(`jobs on ${backend.name}: the callback's address guard`, () => {
-    test("a callback_url the guard refuses gets nothing: only the allowed target is reached", async () => {
+    test("a callback_url the guard refuses answers 400 at creation: no job, nothing counted, the hook never reached", async () => {
       const site = generatedSite(5);
       const hook = generatedSite(1);
       const store = await backend.store();
-      const key = await createKey(store);
+      const key = await createKey(store, "--daily-limit", "5");
+      // The site's port is allowed; the hook, on another port of the same loopback address, is not.
       const server = await startBinary({ dbPath: store, args: ["--allow-target", `127.0.0.1:${new URL(site.url).port}`] });
       started.push(server);
-      const id = (await json(await createJob(server, key, { url: `${site.url}/`, callback_url: `${hook.url}/hook` }))).data.id;
-      expect((await waitForJob(server, key, id)).status).toBe("succeeded");
-      await Bun.sleep(1_500);
+      const refused = await createJob(server, key, { url: `${site.url}/`, callback_url: `${hook.url}/hook` });
+      expect(refused.status).toBe(400);
+      expect(await json(refused)).toEqual({
+        success: false,
+        message: "callback_url is not allowed: Target address not allowed: 127.0.0.1 is a loopback address.",
+      });
+      expect(refused.headers.get("x-ratelimit-remaining")).toBe("5");
+      expect((await json(await call(server, key, "/api/jobs"))).data.jobs).toEqual([]);
+      // Without the callback the same job is accepted, counted once, and runs.
+      const accepted = await createJob(server, key, { url: `${site.url}/` });
+      expect(accepted.status).toBe(202);
+      expect(accepted.headers.get("x-ratelimit-remaining")).toBe("4");
+      expect((await waitForJob(server, key, (await json(accepted)).data.id)).status).toBe("succeeded");
+      expect(hook.pages()).toBe(0);
       expect(hook.callbacks).toEqual([]);
+      expect(server.stderr()).toBe("");
       expect(await server.stop()).toBe(0);
       await site.stop();
       await hook.stop();

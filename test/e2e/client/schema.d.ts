@@ -1347,7 +1347,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad body, invalid URL or option, or a target address that is not allowed. */
+            /** @description Bad body, invalid URL or option, or a target address that is not allowed; a `callback_url` the address guard refuses answers `callback_url is not allowed: <reason>` (nothing is counted). */
             400: {
                 headers: {
                     [name: string]: unknown;
