@@ -134,6 +134,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   const admission = createAdmission(admissionDeps);
   const jobs = createJobService(config, {
     store: store.jobs,
+    background: store.backgroundJobs,
     authenticate: admission.authenticate,
     admit: admission.admit,
     storeError: (error) => storeErrorResponse(error),

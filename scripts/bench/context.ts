@@ -19,6 +19,10 @@ export interface Plan {
   fullCrawlTools: string[];
   /** Start-ups measured per variant. */
   startupRuns: number;
+  /** Pages of the big site of the jobs section (default 1,000,000; the smoke plan 2,000): `--job-pages`. */
+  jobPages?: number;
+  /** An empty PostgreSQL database for the jobs section's PostgreSQL job, instead of a throwaway cluster: `--job-pg`. */
+  jobPostgresUrl?: string;
 }
 
 export const FULL_PLAN: Plan = {

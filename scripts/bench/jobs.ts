@@ -1,16 +1,22 @@
 // Crawl jobs at scale (issue 13): one job over a site of 1,000,000 pages that a server generates
 // on the fly (deterministic, ~20 links a page, no files), beside the same build's job over a
-// 10,000-page site in the same run, and wget2 --spider over the same big site. Samples genapi's RSS
-// and pages crawled every second, for the report's chart of RSS and pages/s against pages crawled.
+// 10,000-page site in the same run, the same big job on PostgreSQL (issue 22: one attempt, its
+// time, RSS and database size beside SQLite's), and wget2 --spider over the same big site. Samples
+// genapi's RSS and pages crawled every second, for the report's chart of RSS and pages/s against
+// pages crawled.
 //
 //   bun scripts/bench/jobs.ts --serve-site PAGES   (the site server; run.ts starts it pinned)
-// The smoke plan (every site size under 1,000 pages) measures 300 and 2,000 pages instead.
-import { mkdtempSync } from "node:fs";
+// The smoke plan (every site size under 1,000 pages) measures 300 and 2,000 pages instead;
+// `run.ts --job-pages N` sizes the big site, `--job-pg URL` names the PostgreSQL database.
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { createDatabase } from "../../test/support/postgres.ts";
 import type { Context } from "./context.ts";
 import { CORES, pinned, sampleUsage, settlesWithin } from "./proc.ts";
 import { missing, row, summarize, type Row, type SectionResult, type Series, type Target } from "./results.ts";
-import { BUN, createKey, startGenapi, startServer } from "./servers.ts";
+import { BUN, createKey, newDb, startGenapi, startServer } from "./servers.ts";
 
 const LINKS_PER_PAGE = 20;
 const FULL_SIZES = { small: 10_000, large: 1_000_000 };
@@ -79,8 +85,43 @@ interface JobRun {
   listed: number;
   seconds: number;
   peakRssMB: number;
+  /** Claims the job took (1: it never lost its lease). */
+  attempts?: number;
+  /** The store on disk when the job finished: SQLite's file and WAL, or pg_database_size. */
+  databaseMB?: number;
   samples: Series["points"];
   error?: string;
+}
+
+/** A database on a throwaway cluster (the tests' harness), or undefined without PostgreSQL installed. */
+async function postgresUrl(): Promise<string | undefined> {
+  try {
+    return await createDatabase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The job's attempts and the store's size, read from the store itself. */
+async function storeFacts(db: string, id: string): Promise<{ attempts?: number; databaseMB: number }> {
+  if (/^postgres(ql)?:\/\//.test(db)) {
+    const sql = new SQL(db, { max: 1 });
+    try {
+      const [job] = await sql.unsafe(`SELECT attempts FROM jobs WHERE id = $1`, [id]);
+      const [size] = await sql.unsafe(`SELECT pg_database_size(current_database()) AS bytes`);
+      return { attempts: job ? Number(job.attempts) : undefined, databaseMB: Number(size.bytes) / 1e6 };
+    } finally {
+      await sql.close();
+    }
+  }
+  const file = new Database(db, { readonly: true });
+  try {
+    const job = file.query<{ attempts: number }, [string]>(`SELECT attempts FROM jobs WHERE id = ?`).get(id);
+    const bytes = statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0);
+    return { attempts: job?.attempts, databaseMB: bytes / 1e6 };
+  } finally {
+    file.close();
+  }
 }
 
 async function stats(url: string): Promise<Stats> {
@@ -96,14 +137,15 @@ async function withSite<T>(ctx: Context, size: number, use: (url: string) => Pro
   }
 }
 
-/** One job over the site, sampled every second until it finishes (or `limitSeconds`). */
-async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds: number): Promise<JobRun> {
+/** One job over the site, sampled every second until it finishes (or `limitSeconds`); on SQLite unless `db` names another store. */
+async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds: number, db?: string): Promise<JobRun> {
   const dir = mkdtempSync(join(ctx.workDir, "jobs-"));
-  const genapi = await startGenapi(ctx.binaries.genapi, dir, [
-    "--allow-private-targets",
-    "--job-max-pages",
-    String(Math.min(size + 10, 1_000_000)),
-  ]);
+  const genapi = await startGenapi(
+    ctx.binaries.genapi,
+    dir,
+    ["--allow-private-targets", "--job-max-pages", String(Math.min(size + 10, 1_000_000))],
+    db ?? newDb(dir),
+  );
   try {
     const key = createKey(ctx.binaries.genapi, genapi.db, 100);
     await fetch(`${siteUrl}/__reset`);
@@ -146,6 +188,7 @@ async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds:
       listed: job?.progress.urls_listed ?? 0,
       seconds,
       peakRssMB: (peak.peakRssBytes ?? 0) / 1e6,
+      ...(await storeFacts(genapi.db, id)),
       samples,
     };
     if (job?.status !== "succeeded")
@@ -193,21 +236,25 @@ async function wget2Run(
 export async function jobsBench(ctx: Context): Promise<SectionResult> {
   const started = performance.now();
   const smoke = ctx.plan.sitePages.every((pages) => pages < 1_000);
-  const sizes = smoke ? SMOKE_SIZES : FULL_SIZES;
+  const sizes = { ...(smoke ? SMOKE_SIZES : FULL_SIZES) };
+  if (ctx.plan.jobPages !== undefined) sizes.large = ctx.plan.jobPages;
   const limit = smoke ? 60 : 3_600;
   const fmt = (n: number) => n.toLocaleString("en-US");
 
   ctx.log(`jobs: a job over the ${fmt(sizes.small)}-page site`);
   const small = await withSite(ctx, sizes.small, (url) => jobRun(ctx, url, sizes.small, limit));
   ctx.log(`jobs: a job over the ${fmt(sizes.large)}-page site`);
-  const { large, wget2 } = await withSite(ctx, sizes.large, async (url) => {
+  const pgUrl = ctx.plan.jobPostgresUrl ?? (await postgresUrl());
+  const { large, postgres, wget2 } = await withSite(ctx, sizes.large, async (url) => {
     const large = await jobRun(ctx, url, sizes.large, limit);
+    ctx.log(`jobs: the same job on PostgreSQL`);
+    const postgres = pgUrl ? await jobRun(ctx, url, sizes.large, limit, pgUrl) : undefined;
     ctx.log(`jobs: wget2 --spider over the ${fmt(sizes.large)}-page site`);
     const wget2 = ctx.tools.wget2.argv ? await wget2Run(ctx, url, smoke ? 60 : ctx.plan.crawlLimitSeconds * 2) : undefined;
-    return { large, wget2 };
+    return { large, postgres, wget2 };
   });
 
-  const jobRow = (label: string, run: JobRun, size: number): Row =>
+  const jobRow = (label: string, run: JobRun, size: number, store = "SQLite"): Row =>
     run.error && run.pages === 0
       ? missing(label, "failed", run.error)
       : row(
@@ -218,12 +265,18 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
             "URLs listed": summarize([run.listed]),
             "wall s": summarize([run.seconds]),
             "peak RSS MB": summarize([run.peakRssMB]),
+            attempts: summarize(run.attempts === undefined ? [] : [run.attempts]),
+            "database MB": summarize(run.databaseMB === undefined ? [] : [run.databaseMB]),
           },
-          { note: run.error ?? `one job, --max-jobs 2, ${CONCURRENCY} requests in flight; the site has ${fmt(size)} pages` },
+          {
+            note: run.error ?? `one job on ${store}, --max-jobs 2, ${CONCURRENCY} requests in flight; the site has ${fmt(size)} pages`,
+          },
         );
+  const pgLabel = `genapi job on PostgreSQL, ${fmt(sizes.large)} pages`;
   const rows: Row[] = [
     jobRow(`genapi job, ${fmt(sizes.small)} pages`, small, sizes.small),
     jobRow(`genapi job, ${fmt(sizes.large)} pages`, large, sizes.large),
+    postgres ? jobRow(pgLabel, postgres, sizes.large, "PostgreSQL") : missing(pgLabel, "not installed", "PostgreSQL not installed"),
   ];
   if (wget2) {
     rows.push(
@@ -263,12 +316,13 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
     tables: [
       {
         title: `One job over a ${fmt(sizes.large)}-page site generated on the fly`,
-        columns: ["pages/s", "pages fetched", "URLs listed", "wall s", "peak RSS MB"],
+        columns: ["pages/s", "pages fetched", "URLs listed", "wall s", "peak RSS MB", "attempts", "database MB"],
         rows,
         notes: [
           `The site server generates page i on request: a tree with ${LINKS_PER_PAGE - 2} children a page plus links home and up (${LINKS_PER_PAGE} links), no files; pinned to core ${CORES.load}, genapi and wget2 to core ${CORES.server}.`,
           "pages/s: pages (GET requests) the site served between its first and last page request; wget2's HEAD requests are not counted. Peak RSS: VmHWM of the process, sampled every 200 ms.",
           "The job's crawl state (frontier, seen set, listed entries) lives in the SQLite store; memory holds a bounded cache. The result is written as gzip-compressed parts of at most 50,000 URLs with a <sitemapindex>.",
+          `The PostgreSQL job is the same job with --db on ${ctx.plan.jobPostgresUrl ? "the database --job-pg names" : "a new database of a throwaway PostgreSQL cluster started as the tests start one (fsync=off)"}, after the SQLite one over the same site. attempts: the job's claims (1: it never lost its lease); database MB: SQLite's file and WAL, or pg_database_size, when the job finished (its crawl state not yet swept).`,
         ],
       },
     ],
@@ -278,11 +332,21 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
         passed: large.listed === sizes.large,
         detail: `${fmt(large.listed)} URLs listed of ${fmt(sizes.large)}`,
       },
+      ...(postgres
+        ? [
+            {
+              label: `the ${fmt(sizes.large)}-page job on PostgreSQL listed every page in one attempt`,
+              passed: postgres.listed === sizes.large && postgres.attempts === 1 && postgres.error === undefined,
+              detail: `${fmt(postgres.listed)} URLs listed of ${fmt(sizes.large)} in ${postgres.attempts ?? "?"} attempt(s)${postgres.error ? `; ${postgres.error}` : ""}`,
+            },
+          ]
+        : []),
     ],
     targets,
     series: [
       { label: `genapi job, ${fmt(sizes.large)} pages`, points: large.samples },
       { label: `genapi job, ${fmt(sizes.small)} pages`, points: small.samples },
+      ...(postgres ? [{ label: pgLabel, points: postgres.samples }] : []),
     ],
     seconds: (performance.now() - started) / 1000,
   };

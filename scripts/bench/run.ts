@@ -3,11 +3,14 @@
 // nothing and writes its report elsewhere: the test suite runs it so the harness cannot rot.
 //
 //   bun scripts/bench/run.ts [--smoke] [--out FILE] [--json FILE] [--only a,b] [--runs N]
-//                            [--sizes PAGES,PAGES] [--binary PATH] [--keep] [--carry FILE]
+//                            [--sizes PAGES,PAGES] [--job-pages PAGES] [--job-pg URL]
+//                            [--binary PATH] [--keep] [--carry FILE]
 // --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
 // crawl-cli, jobs); --binary measures another genapi executable (e.g. a scratch build of a
 // proposed change); --keep leaves the work directory; --carry takes the sections this run leaves
-// out from an earlier run's --json file, marked in the report as carried over.
+// out from an earlier run's --json file, marked in the report as carried over. --job-pages sizes the
+// jobs section's big site (1,000,000 by default) and --job-pg names an empty PostgreSQL database for
+// its PostgreSQL job (by default a throwaway cluster, as the tests start one).
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
@@ -30,6 +33,8 @@ const { values } = parseArgs({
     only: { type: "string" },
     runs: { type: "string" },
     sizes: { type: "string" },
+    "job-pages": { type: "string" },
+    "job-pg": { type: "string" },
     binary: { type: "string" },
     keep: { type: "boolean", default: false },
     carry: { type: "string" },
@@ -41,6 +46,8 @@ const log = (line: string) => console.error(`[bench ${((performance.now() - bega
 const plan = { ...(values.smoke ? SMOKE_PLAN : FULL_PLAN) };
 if (values.runs !== undefined) plan.runs = Number(values.runs);
 if (values.sizes !== undefined) plan.sitePages = values.sizes.split(",").map(Number);
+if (values["job-pages"] !== undefined) plan.jobPages = Number(values["job-pages"]);
+if (values["job-pg"] !== undefined) plan.jobPostgresUrl = values["job-pg"];
 const only = (values.only?.split(",") ?? Object.keys(SECTIONS)) as SectionId[];
 const workDir = mkdtempSync("/tmp/genapi-bench-");
 // linkchecker, run as root, drops to "nobody", which must reach its output directory in here.

@@ -12,6 +12,13 @@ export const AUTH_FAILED_MESSAGE = "Authentication failed. Invalid or missing AP
 
 export type BodyCheck<T> = { ok: true; value: T } | { ok: false; message: string };
 
+/** An address a request's body names besides its target, judged by the same guard at step 4. */
+export interface OtherTarget {
+  /** The body field, for the message. */
+  field: string;
+  url: URL;
+}
+
 /** A request admitted by steps 1-5: its key, its URL, the validated body, and its quota. */
 export interface Admitted<T> {
   key: KeyRecord;
@@ -71,8 +78,16 @@ export function createAdmission(deps: AdmissionDeps) {
       return (await keys.authenticate(request.headers.get("x-api-key"), deps.now()))?.id ?? null;
     },
 
-    /** Steps 1-5: admitted, or the response that refused the request. Store errors propagate. */
-    async admit<T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>): Promise<Admitted<T> | Response> {
+    /**
+     * Steps 1-5: admitted, or the response that refused the request. Store errors propagate.
+     * `otherTargets` names the body's other addresses (a job's callback_url), judged at step 4 after
+     * the target: a refused one answers 400 `<field> is not allowed: <the guard's reason>`.
+     */
+    async admit<T>(
+      request: Request,
+      validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
+      otherTargets: (value: T) => OtherTarget[] = () => [],
+    ): Promise<Admitted<T> | Response> {
       const now = deps.now();
       // 1. The key. A mistyped key fails its checksum without a database lookup.
       const key = await keys.authenticate(request.headers.get("x-api-key"), now);
@@ -88,12 +103,21 @@ export function createAdmission(deps: AdmissionDeps) {
       const checked = validateBody(body);
       if (!checked.ok) return fail(400, checked.message, await unchanged());
 
-      // 4. The target address (checked again at every connection).
+      // 4. The target address (checked again at every connection), then the body's other ones
+      // (checked again when used).
       try {
         await deps.checkTarget(url);
       } catch (error) {
         if (error instanceof TargetRefusedError) return fail(400, error.reason, await unchanged());
         throw error;
+      }
+      for (const other of otherTargets(checked.value)) {
+        try {
+          await deps.checkTarget(other.url);
+        } catch (error) {
+          if (error instanceof TargetRefusedError) return fail(400, `${other.field} is not allowed: ${error.reason}`, await unchanged());
+          throw error;
+        }
       }
 
       // 5. The daily quota: one atomic statement.

@@ -45,5 +45,6 @@ export function jobFromRow(row: JobRow): StoredJob {
     error: parseJson(row.error),
     crawl: parseJson(row.crawl),
     attempts: Number(row.attempts),
+    leaseOwner: row.lease_owner,
   };
 }

@@ -16,13 +16,23 @@ export interface Store {
   readonly kind: "sqlite" | "postgres";
   readonly keys: KeyStore;
   readonly quota: QuotaStore;
+  /** The job statements of requests: they answer 503 within ~2 s rather than wait (see Operations). */
   readonly jobs: JobStore;
   /** Politeness toward crawled hosts, shared by every process on the store (its own owner inside). */
   readonly hosts: HostCoordinator;
+  /**
+   * The same statements for work off the request path (the runner, checkpoints, publishing,
+   * callbacks, retention), with BACKGROUND_DEADLINE_MS instead: a checkpoint slower than a
+   * request may take is not a lost lease (issue 22).
+   */
+  readonly backgroundJobs: JobStore;
   /** True when a write can be made now (one is made and rolled back), answered within ~2 s. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** How long one store call of background work may wait for a lock or a slow server before it fails. */
+export const BACKGROUND_DEADLINE_MS = 30_000;
 
 /**
  * One step of a backend's schema (src/db/sqlite/migrations.ts, src/db/postgres/migrations.ts).

@@ -45,8 +45,11 @@ export function createNotifier(deps: CallbackDeps) {
     const send: Send = (input, init) => (deps.send ?? fetch)(input, { ...init, method: "POST", body });
     const post = createGuardedFetch(deps.policy, deps.resolve, send);
     let outcome = "not sent";
+    let tries = 0;
+    let refused = false;
     for (let attempt = 0; attempt <= RETRIES; attempt++) {
       if (attempt > 0) await Bun.sleep(backoff(attempt));
+      tries++;
       try {
         const res = await post(new URL(pending.url), { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS), headers });
         await res.body?.cancel().catch(() => {});
@@ -58,10 +61,12 @@ export function createNotifier(deps: CallbackDeps) {
       } catch (error) {
         outcome = (error as Error).message;
         // An address the guard refuses stays refused: no retry.
-        if (error instanceof TargetRefusedError) break;
+        refused = error instanceof TargetRefusedError;
+        if (refused) break;
       }
     }
-    if (outcome !== "sent") deps.log(`job ${jobId}: callback not delivered after ${RETRIES + 1} tries (${outcome})`);
+    if (refused) deps.log(`job ${jobId}: callback not sent: the address guard refused it (${outcome})`);
+    else if (outcome !== "sent") deps.log(`job ${jobId}: callback not delivered after ${tries} tries (${outcome})`);
     await deps.store.callbackSent(jobId);
   };
 }

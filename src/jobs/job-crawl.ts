@@ -25,6 +25,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       {
         checkpoint: (batch) => deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, batch),
         lost: control.lost,
+        retry: control.retry,
         elapsedMs: () => job.progress.elapsed_ms + now() - started,
         progress: control.progress,
       },

@@ -22,6 +22,8 @@ export interface StoredJob {
   error: JobError | null;
   /** Claims so far (1 on the first run). */
   attempts: number;
+  /** The process that holds the job's lease (its runner's owner name), if any. */
+  leaseOwner: string | null;
   /** What the crawl needs to continue (start URL after redirects, report so far); null before its start page. */
   crawl: CrawlFacts | null;
 }
@@ -101,9 +103,13 @@ export interface JobStore {
    * processes never hold one job.
    */
   claim(owner: string, nowMs: number, leaseMs: number, nowIso: string): Promise<ClaimedJob | null>;
-  /** Extends the lease and records progress; false when the lease is lost or the job cancelled. */
+  /**
+   * Extends the lease and records progress; false when the lease is lost (another owner, or the
+   * job finished). A job cancelled while it runs stays its owner's until the owner has published
+   * what it found: heartbeats and checkpoints of a cancelled job without an outcome still hold.
+   */
   heartbeat(id: string, owner: string, nowMs: number, leaseMs: number, progress: JobProgress): Promise<boolean>;
-  /** Writes a checkpoint under the lease; false when the lease is lost or the job cancelled. */
+  /** Writes a checkpoint under the lease (a cancelled job's too, see heartbeat); false when the lease is lost. */
   checkpoint(id: string, owner: string, nowMs: number, leaseMs: number, batch: Checkpoint): Promise<boolean>;
   /** Gives a running job back to the queue with its progress (SIGTERM). */
   handBack(id: string, owner: string, progress: JobProgress): Promise<void>;
@@ -114,10 +120,10 @@ export interface JobStore {
     outcome: { status: JobStatus; result: JobResult | null; error: JobError | null; progress: JobProgress; finishedAt: string },
   ): Promise<boolean>;
   /**
-   * Cancels a queued job (finished at once with `queuedResult`) or a running one (its runner
-   * publishes what it found); returns the status before, or null when the job is gone.
+   * Cancels a queued job (finished at once with `queuedError`: it listed nothing) or a running one
+   * (its runner publishes what it found); returns the status before, or null when the job is gone.
    */
-  cancel(id: string, nowIso: string, queuedResult: JobResult): Promise<JobStatus | null>;
+  cancel(id: string, nowIso: string, queuedError: JobError): Promise<JobStatus | null>;
   /** Deletes a job at once (404 from then on); its state and parts are deleted later, in batches. */
   remove(id: string): Promise<void>;
 

@@ -30,9 +30,13 @@ export interface JobResult
 }
 
 export interface JobError {
-  status: 400 | 422 | 502;
+  /** How /api/generate would have answered; 409 for a job cancelled before any URL was listed. */
+  status: 400 | 409 | 422 | 502;
   message: string;
 }
+
+/** The error of a job cancelled before any URL was listed (queued, or its start page in flight). */
+export const CANCELLED_EMPTY: JobError = { status: 409, message: "Job cancelled before any URL was listed." };
 
 /** The job as every endpoint shows it. */
 export interface Job {
@@ -110,8 +114,11 @@ export const JobModel = t.Object({
   result: t.Optional(JobResultModel),
   error: t.Optional(
     t.Object(
-      { status: t.Union([t.Literal(400), t.Literal(422), t.Literal(502)]), message: t.String() },
-      { description: "How /api/generate would have answered." },
+      { status: t.Union([t.Literal(400), t.Literal(409), t.Literal(422), t.Literal(502)]), message: t.String() },
+      {
+        description:
+          "How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`",
+      },
     ),
   ),
 });
@@ -212,7 +219,7 @@ export const createJobResponses = {
     { Location: { description: "The job's URL.", schema: { type: "string" as const } } },
   ),
   400: error(
-    "Bad body, invalid URL or option, or a target address that is not allowed.",
+    "Bad body, invalid URL or option, or a target address that is not allowed; a `callback_url` the address guard refuses answers `callback_url is not allowed: <reason>` (nothing is counted).",
     "Invalid URL. Provide a full URL that includes http:// or https://.",
   ),
   401: unauthorized,
@@ -246,7 +253,7 @@ export const getJobResponses = {
 
 export const deleteJobResponses = {
   200: json(
-    "`Job cancelled.` for a queued or running job (what it found is kept, truncated); `Job deleted.` for a finished job (its result is gone).",
+    "`Job cancelled.` for a queued or running job (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone).",
     t.Object({ success: t.Literal(true), message: t.String(), data: t.Optional(JobModel) }),
     { success: true, message: "Job cancelled.", data: { ...exampleJob, status: "cancelled" } },
   ),

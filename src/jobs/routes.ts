@@ -9,6 +9,7 @@ import {
   createJobResponses,
   deleteJobResponses,
   eventsResponses,
+  CANCELLED_EMPTY,
   FINISHED,
   getJobResponses,
   JobRequestModel,
@@ -18,7 +19,7 @@ import {
   type Job,
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
-import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck } from "../admission/admission.ts";
+import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck, type OtherTarget } from "../admission/admission.ts";
 import { with429Example } from "../http/openapi.ts";
 import { rateLimitMessage } from "../quota/quota.ts";
 
@@ -34,8 +35,15 @@ export interface JobsDeps {
   now: () => Date;
   /** Step 1 alone: the key's id, or null. */
   authenticate: (request: Request) => Promise<number | null>;
-  /** Steps 1-5 of /api/generate with `validateBody` at step 3: admitted, or the response that refused it. */
-  admit: <T>(request: Request, validateBody: (body: Record<string, unknown>) => BodyCheck<T>) => Promise<Admitted<T> | Response>;
+  /**
+   * Steps 1-5 of /api/generate with `validateBody` at step 3 and `otherTargets` (callback_url) judged
+   * by the address guard at step 4: admitted, or the response that refused it.
+   */
+  admit: <T>(
+    request: Request,
+    validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
+    otherTargets?: (value: T) => OtherTarget[],
+  ) => Promise<Admitted<T> | Response>;
   /** --job-max-pages and --job-queue. */
   maxPages: number;
   /** --host-concurrency: the cap of the body's max_concurrency. */
@@ -47,6 +55,8 @@ export interface JobsDeps {
   freeDailyLimit: number;
   /** Tells this process's runner that a job is waiting. */
   wake: () => void;
+  /** Tells this process's runner that a running job was cancelled (if it runs here, it stops at once). */
+  cancelled?: (jobId: string) => void;
   /** Where an unexpected failure (a 500) is told, one message, no newline. */
   log: (message: string) => void;
   /** The answer to an error the store raised (503 while it is busy, unreachable or unusable), or null. */
@@ -156,7 +166,10 @@ export const jobRoutes = (deps: JobsDeps) => {
       "/api/jobs",
       ({ request }) =>
         guard("POST /api/jobs", async () => {
-          const admitted = await deps.admit(request, validate);
+          // The callback's address is judged at creation, as the target is (and again when sending).
+          const admitted = await deps.admit(request, validate, ({ callbackUrl }) =>
+            callbackUrl ? [{ field: "callback_url", url: new URL(callbackUrl) }] : [],
+          );
           if (admitted instanceof Response) return admitted;
           const { options, callbackUrl } = admitted.value;
           const now = deps.now().toISOString();
@@ -259,7 +272,7 @@ export const jobRoutes = (deps: JobsDeps) => {
               const current = await deps.store.get(job.id);
               return current ? jobView(current) : null;
             },
-            // A running job cancelled is final once its runner has published what it found.
+            // Final once it has its outcome; a cancelled job's runner publishes it within moments.
             isFinished: (view) => FINISHED.includes(view.status) && (view.result !== undefined || view.error !== undefined),
             pollMs: deps.eventsPollMs ?? 1000,
             signal: deps.stopSignal ? AbortSignal.any([request.signal, deps.stopSignal]) : request.signal,
@@ -326,18 +339,11 @@ export const jobRoutes = (deps: JobsDeps) => {
             return Response.json({ success: true, message: "Job deleted." });
           }
           const now = deps.now().toISOString();
-          // A queued job found nothing: its result says so. A running one's is published by its runner.
-          const before = await deps.store.cancel(job.id, now, {
-            url: job.url,
-            url_count: 0,
-            pages_crawled: 0,
-            truncated: true,
-            duration_ms: 0,
-            generated_at: now,
-            sitemap_url: `/api/jobs/${job.id}/sitemap.xml`,
-            sitemap_parts: 0,
-          });
+          // A queued job listed nothing: it ends with the 409 error at once. A running one's runner
+          // stops its crawl and publishes what it found (on whichever instance runs it).
+          const before = await deps.store.cancel(job.id, now, CANCELLED_EMPTY);
           if (before === null) return fail(404, JOB_NOT_FOUND);
+          if (before === "running") deps.cancelled?.(job.id);
           if (FINISHED.includes(before)) {
             // It finished meanwhile: DELETE of a finished job deletes it.
             await deps.store.remove(job.id);

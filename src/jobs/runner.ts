@@ -2,11 +2,24 @@
 // heartbeat, records the outcome, sends the callback. On stop (SIGTERM) running jobs are handed
 // back with their progress, so the next process to claim them continues where they were.
 import type { ClaimedJob, JobStore } from "./job-store.ts";
-import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
+import { CANCELLED_EMPTY, type JobError, type JobProgress, type JobResult, type JobStatus } from "./model.ts";
 import type { PolitenessReport, RenderReport } from "../crawler/index.ts";
 
 /** Claims per job before it is given up: a job that killed its process three times would again. */
 export const MAX_ATTEMPTS = 3;
+
+/**
+ * How often a running job's row is read for a cancel made through another instance (one made
+ * here stops it at once): its crawl stops within 2 s of the DELETE (Cancelling, round 3).
+ */
+export const CANCEL_WATCH_MS = 500;
+
+/** The wait before the n-th retry of a failed checkpoint: 250 ms doubling to 5 s. */
+export function checkpointBackoffMs(tries: number): number {
+  return Math.min(250 * 2 ** Math.min(tries - 1, 10), 5_000);
+}
+
+const messageOf = (error: unknown) => (error as Error)?.message ?? String(error);
 
 /** Why a running job's crawl was stopped before it ran out of links or budget. */
 export type StopReason = "handback" | "cancelled" | "lost";
@@ -15,6 +28,8 @@ export interface JobControl {
   signal: AbortSignal;
   /** The lease was lost or the job cancelled while writing a checkpoint: stop at once. */
   lost: () => void;
+  /** A checkpoint failed: the wait before writing it again, or null to give it up (Lease.retry). */
+  retry: (error: unknown, tries: number) => number | null;
   /** Time left of --job-timeout, over all attempts. */
   timeoutMs: number;
   progress: (progress: JobProgress) => void;
@@ -88,6 +103,11 @@ export class JobRunner {
       .finally(() => (this.polling = false));
   }
 
+  /** A job was cancelled (through this instance): if it runs here, its crawl stops now. */
+  cancel(jobId: string): void {
+    this.running.get(jobId)?.stop("cancelled");
+  }
+
   /** Stops claiming and hands every running job back with its progress. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -101,6 +121,14 @@ export class JobRunner {
       const now = this.deps.now();
       const job = await this.deps.store.claim(this.deps.owner, now, this.deps.leaseMs, new Date(now).toISOString());
       if (!job) return;
+      if (this.running.has(job.id)) {
+        // Its lease ran out while it runs here (the store stalled past it): the claim renewed it.
+        this.deps.log(`job ${job.id}: its lease had run out while it ran here; renewed`);
+        continue;
+      }
+      // A claim counts an attempt and a hand-back gives it back: a second one means a lease ran out.
+      if (job.attempts > 1 && job.attempts <= MAX_ATTEMPTS && job.status === "running")
+        this.deps.log(`job ${job.id}: continued in attempt ${job.attempts} of ${MAX_ATTEMPTS}: the lease of the attempt before ran out`);
       const control = new AbortController();
       let reason: StopReason | undefined;
       const stop = (why: StopReason) => {
@@ -123,27 +151,71 @@ export class JobRunner {
     stop: (why: StopReason) => void,
     reason: () => StopReason | undefined,
   ): Promise<void> {
-    const { store, owner, leaseMs } = this.deps;
+    const { store, owner, leaseMs, log } = this.deps;
     let progress = job.progress;
+    /** The lease is ours at least until then: the claim's, then each heartbeat's that landed. */
+    let leaseUntil = this.deps.now() + leaseMs;
     // Why the lease was refused (cancelled, or taken by another process) is asked of the store;
     // the outcome waits for that answer before it decides how the job ends.
     let checking: Promise<void> = Promise.resolve();
+    /** The outcome is being written: what the store says about the lease from now on is ours. */
+    let settled = false;
     const lost = () =>
       (checking = checking.then(async () => {
-        const current = await store.get(job.id).catch(() => null);
-        stop(current?.status === "cancelled" ? "cancelled" : "lost");
+        if (settled || reason() === "lost" || reason() === "cancelled") return;
+        const refused = await this.whyRefused(job.id);
+        if (refused.stop === "lost") log(`job ${job.id}: lease lost: ${refused.why}`);
+        stop(refused.stop);
       }));
+    const retry = (error: unknown, tries: number): number | null => {
+      // Another process holds the job: nothing of this run may be written any more.
+      if (reason() === "lost") return null;
+      // Stopping (SIGTERM) with the store still failing past the lease: whoever claims the job next
+      // continues it from its last checkpoint.
+      if (this.stopping && this.deps.now() >= leaseUntil) {
+        log(
+          `job ${job.id}: lease given up: the process is stopping and a checkpoint still fails after ${tries} tries (${messageOf(error)})`,
+        );
+        return null;
+      }
+      const wait = checkpointBackoffMs(tries);
+      // 1, 2, 4, 8, ... : an outage of an hour logs a dozen lines, not thousands.
+      if ((tries & (tries - 1)) === 0)
+        log(`job ${job.id}: checkpoint failed (try ${tries}: ${messageOf(error)}); writing it again in ${wait} ms`);
+      return wait;
+    };
+    let beating = false;
     const heartbeat = setInterval(
       () => {
+        if (beating) return;
+        beating = true;
+        const at = this.deps.now();
         store
-          .heartbeat(job.id, owner, this.deps.now(), leaseMs, progress)
+          .heartbeat(job.id, owner, at, leaseMs, progress)
           .then((held) => {
-            if (!held) return lost();
+            if (held) leaseUntil = Math.max(leaseUntil, at + leaseMs);
+            else return lost();
           })
-          .catch(() => {}); // the store is down: the lease runs on; the next beat tries again
+          .catch(() => {}) // the store is down: the lease runs on; the next beat tries again
+          .finally(() => (beating = false));
       },
       Math.max(250, Math.floor(leaseMs / 4)),
     );
+    // A cancel made through another instance shows in the job's row: stop within CANCEL_WATCH_MS.
+    let watching = false;
+    const watch = setInterval(() => {
+      if (watching || settled || reason() !== undefined) return;
+      watching = true;
+      store
+        .get(job.id)
+        .then((current) => {
+          if (settled || reason() !== undefined) return;
+          if (current?.status === "cancelled" && current.leaseOwner === owner) stop("cancelled");
+          else if (current === null || current.leaseOwner !== owner) lost();
+        })
+        .catch(() => {}) // the store is down: the next look tries again
+        .finally(() => (watching = false));
+    }, CANCEL_WATCH_MS);
 
     try {
       let end: CrawlEnd;
@@ -158,6 +230,7 @@ export class JobRunner {
         end = await this.deps.crawl(job, {
           signal,
           lost: () => void lost(),
+          retry,
           timeoutMs: Math.max(0, this.deps.jobTimeoutMs - job.progress.elapsed_ms),
           progress: (p) => (progress = p),
         });
@@ -165,9 +238,11 @@ export class JobRunner {
       }
       progress = end.progress;
       await checking;
+      settled = true;
       const why = reason();
       if (why === "lost") return;
       if (why === "handback") {
+        log(`job ${job.id}: lease given up: the process is stopping; the job is handed back with its progress`);
         await store.handBack(job.id, owner, progress);
         return;
       }
@@ -175,27 +250,72 @@ export class JobRunner {
       let status: JobStatus;
       let result: JobResult | null = null;
       let error: JobError | null = null;
-      if (!end.ok) {
-        status = why === "cancelled" ? "cancelled" : "failed";
+      if (why === "cancelled") {
+        // Cancelling (round 3): what the crawl found is in the store (the crawl wrote its last
+        // checkpoint before it returned); it is the result, truncated, or with nothing listed the 409.
+        status = "cancelled";
+        if (progress.urls_listed > 0) {
+          result = await this.deps.publish(job, true, progress, end.ok ? { politeness: end.politeness, render: end.render } : undefined);
+        }
+        if (result === null || result.url_count === 0) {
+          result = null;
+          error = CANCELLED_EMPTY;
+        }
+        log(
+          `job ${job.id}: lease given up: the job was cancelled; ${result ? `${result.url_count} URLs published` : "nothing was listed"}`,
+        );
+      } else if (!end.ok) {
+        status = "failed";
         error = end.error;
       } else {
-        // A job cancelled, or given up after its attempts, keeps what it found, truncated.
-        const truncated = end.truncated || why === "cancelled";
-        result = await this.deps.publish(job, truncated, progress, end.ok ? { politeness: end.politeness, render: end.render } : undefined);
-        status = why === "cancelled" ? "cancelled" : "succeeded";
+        // A job given up after its attempts keeps what it found, truncated.
+        result = await this.deps.publish(
+          job,
+          end.truncated,
+          progress,
+          end.ok ? { politeness: end.politeness, render: end.render } : undefined,
+        );
+        status = "succeeded";
         if (result === null) {
           // Nothing stored to publish: a crawl that never got past its start page.
-          status = why === "cancelled" ? "cancelled" : "failed";
-          if (status === "failed")
-            error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
+          status = "failed";
+          error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
         }
+      }
+      if (result !== null && result.url_count !== progress.urls_listed) {
+        // The published entries are what the job serves: its final progress says the same.
+        log(`job ${job.id}: progress counted ${progress.urls_listed} URLs listed, the store holds ${result.url_count}`);
+        progress = { ...progress, urls_listed: result.url_count };
       }
       if (await store.finish(job.id, owner, { status, result, error, progress, finishedAt })) {
         // Not awaited: its retries (seconds apart) must not hold the slot, or a shutdown.
         this.deps.notify(job.id).catch((e) => this.deps.log(`job ${job.id}: callback failed: ${(e as Error).message}`));
+      } else {
+        log(`job ${job.id}: lease lost before its outcome (${status}) was written: ${(await this.whyRefused(job.id)).why}`);
       }
     } finally {
       clearInterval(heartbeat);
+      clearInterval(watch);
     }
+  }
+
+  /** Why the store refused this process's lease: the job cancelled, deleted, finished, or held by another process. */
+  private async whyRefused(id: string): Promise<{ stop: "cancelled" | "lost"; why: string }> {
+    let failure: unknown;
+    for (let tries = 1; tries <= 3; tries++) {
+      try {
+        const current = await this.deps.store.get(id);
+        if (current === null) return { stop: "lost", why: "the job was deleted" };
+        if (current.leaseOwner !== null && current.leaseOwner !== this.deps.owner)
+          return { stop: "lost", why: `another process holds it (${current.leaseOwner}), attempt ${current.attempts}` };
+        if (current.status === "cancelled" && current.leaseOwner === this.deps.owner)
+          return { stop: "cancelled", why: "the job was cancelled" };
+        return { stop: "lost", why: `the job is ${current.status}${current.leaseOwner === null ? " and nobody holds it" : ""}` };
+      } catch (error) {
+        failure = error;
+        await Bun.sleep(checkpointBackoffMs(tries));
+      }
+    }
+    return { stop: "lost", why: `the store refused it and could not say why (${messageOf(failure)})` };
   }
 }

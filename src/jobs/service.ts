@@ -36,7 +36,10 @@ export type JobConfig = Pick<
 >;
 
 export interface JobServiceDeps {
+  /** The job store of requests (short deadline, 503). */
   store: JobStore;
+  /** The job store of the runner, checkpoints, publishing, callbacks and retention (its own, longer deadline). */
+  background: JobStore;
   authenticate: JobsDeps["authenticate"];
   admit: JobsDeps["admit"];
   storeError: JobsDeps["storeError"];
@@ -51,7 +54,8 @@ export interface JobServiceDeps {
 }
 
 export function createJobService(config: JobConfig, deps: JobServiceDeps) {
-  const { store } = deps;
+  // Requests use `deps.store`; everything below runs off the request path.
+  const store = deps.background;
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = deps.resolve ?? systemResolver;
   const leaseMs = config.jobLeaseSeconds * 1000;
@@ -106,7 +110,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
   const stopping = new AbortController();
 
   const routeDeps: JobsDeps = {
-    store,
+    store: deps.store,
     now: () => new Date(),
     authenticate: deps.authenticate,
     admit: deps.admit,
@@ -116,6 +120,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     maxQueued: config.jobQueue,
     freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),
+    cancelled: (id) => runner.cancel(id),
     storeError: deps.storeError,
     log: deps.log,
     stopSignal: stopping.signal,

@@ -40,10 +40,16 @@ export const defaultStoreStateOptions: StoreStateOptions = {
 };
 
 export interface Lease {
-  /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled). */
+  /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled); throws when the store failed. */
   checkpoint: (batch: Parameters<JobStore["checkpoint"]>[4]) => Promise<boolean>;
-  /** Called once when a checkpoint finds the lease lost: the runner stops the crawl. */
+  /** Called once when a checkpoint finds the lease lost, or is given up: the runner stops the crawl. */
   lost: () => void;
+  /**
+   * A checkpoint failed (`tries` so far): how long to wait before writing it again, or null to
+   * give it up. A checkpoint is idempotent, so one that failed at its deadline but went through
+   * anyway is written again harmlessly. Without it a failed checkpoint is given up at once.
+   */
+  retry?: (error: unknown, tries: number) => number | null;
   /** Elapsed crawl time over all attempts, for progress. */
   elapsedMs: () => number;
   progress: (progress: JobProgress) => void;
@@ -246,10 +252,21 @@ export class StoreCrawlState implements CrawlState {
       this.facts.excluded = this.report_.excluded;
       this.facts.excludedExamples = this.report_.excluded_examples;
       const { urls: _, ...rows } = batch;
-      // A checkpoint that fails (the store down past its retries) must not leave a hole that later
-      // ones write around: this process stops, and the job continues from the last one written,
-      // here or elsewhere, once its lease runs out.
-      const held = await this.lease.checkpoint({ ...rows, progress: this.progress(), crawl: { ...this.facts } }).catch(() => false);
+      const checkpoint = { ...rows, progress: this.progress(), crawl: { ...this.facts } };
+      // A checkpoint that fails is written again (the crawl waits for it) for as long as the lease
+      // says; one given up must not leave a hole that later ones write around: this process
+      // stops, and the job continues from the last one written, here or elsewhere.
+      let held = false;
+      for (let tries = 1; ; tries++) {
+        try {
+          held = await this.lease.checkpoint(checkpoint);
+          break;
+        } catch (error) {
+          const wait = this.lease.retry?.(error, tries) ?? null;
+          if (wait === null) break;
+          await Bun.sleep(wait);
+        }
+      }
       this.writing = EMPTY;
       if (!held) {
         this.dead = true;

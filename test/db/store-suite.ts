@@ -17,6 +17,8 @@ export interface Backend {
   problem: "busy" | "unreachable";
   /** Makes the database answer too late (the counters' table locked by another session), if it can. */
   makeSlow?(spec: string): Promise<() => Promise<void>>;
+  /** Another session holds the jobs table (SQLite: the write lock) until the undo. */
+  lockJobs(spec: string): Promise<() => Promise<void>>;
 }
 
 const NOW = new Date("2026-11-22T12:00:00Z");
@@ -194,6 +196,32 @@ export function storeSuite(backend: Backend): void {
         expect(ready).toBe(true);
         // The refused admission was not counted.
         expect((await store.quota.peek("u", 10, NOW)).remaining).toBe(9);
+      } finally {
+        await store.close();
+      }
+    }, 20_000);
+
+    test("a lock held 2.5 s: a request's job statement answers 503 within 2 s, background work's waits it out", async () => {
+      const { store, spec } = await open();
+      try {
+        const progress = { pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 };
+        const undo = await backend.lockJobs(spec);
+        const started = performance.now();
+        const released = Bun.sleep(2_500).then(undo);
+        const settle = <T>(work: Promise<T>) =>
+          work.then(
+            (value) => ({ value, ms: performance.now() - started }),
+            (error) => ({ error, ms: performance.now() - started }),
+          );
+        const [request, background] = await Promise.all([
+          settle(store.jobs.heartbeat("no-such-job", "me", 0, 1_000, progress)),
+          settle(store.backgroundJobs.heartbeat("no-such-job", "me", 0, 1_000, progress)),
+        ]);
+        await released;
+        expect("error" in request && request.error).toBeInstanceOf(StoreUnavailableError);
+        expect(request.ms).toBeLessThan(2_000);
+        expect(background).toMatchObject({ value: false });
+        expect(background.ms).toBeGreaterThanOrEqual(2_500);
       } finally {
         await store.close();
       }

@@ -21,6 +21,14 @@ storeSuite({
       holder.close();
     };
   },
+  async lockJobs(spec) {
+    const holder = new Database(spec);
+    holder.exec("BEGIN IMMEDIATE");
+    return async () => {
+      holder.exec("ROLLBACK");
+      holder.close();
+    };
+  },
 });
 
 storeSuite({
@@ -38,6 +46,17 @@ storeSuite({
     const holder = await sql.reserve();
     await holder`BEGIN`;
     await holder`LOCK TABLE usage_counters IN ACCESS EXCLUSIVE MODE`;
+    return async () => {
+      await holder`ROLLBACK`;
+      holder.release();
+      await sql.close();
+    };
+  },
+  async lockJobs(spec) {
+    const sql = new SQL(spec, { max: 1 });
+    const holder = await sql.reserve();
+    await holder`BEGIN`;
+    await holder`LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE`;
     return async () => {
       await holder`ROLLBACK`;
       holder.release();

@@ -10,6 +10,7 @@ import {
   call,
   createJob,
   generatedSite,
+  hangingSite,
   hmac,
   json,
   locs,
@@ -233,7 +234,9 @@ export function describeJobs(backend: Backend) {
       expect(cancel.status).toBe(200);
       const body = await json(cancel);
       expect(body).toMatchObject({ success: true, message: "Job cancelled.", data: { id, status: "cancelled" } });
-      expect(body.data.result).toMatchObject({ url_count: 0, truncated: true });
+      // Cancelled before any URL was listed: an error, no result.
+      expect(body.data.error).toEqual({ status: 409, message: "Job cancelled before any URL was listed." });
+      expect(body.data.result).toBeUndefined();
 
       // The queue has room again; the quota went 5 -> 4 -> 3 for two jobs, never for the 503.
       const again = await createJob(server, key, { url: `${site.url}/` });
@@ -308,23 +311,110 @@ export function describeJobs(backend: Backend) {
       expect(job.result.truncated).toBe(true);
       expect(job.result.url_count).toBeGreaterThanOrEqual(40);
       expect(job.result.url_count).toBeLessThan(300);
+      // Every URL the crawl had found is in the result, and the final progress says as much.
+      expect(job.progress.urls_listed).toBe(job.result.url_count);
       const xml = await (await call(server, key, `/api/jobs/${id}/sitemap.xml`)).text();
       expect(locs(xml).length).toBe(job.result.url_count);
+    });
+
+    /** Opens `count` event streams of the job; resolves once each has its first event. */
+    async function watch(id: string, count: number) {
+      const streams = Array.from({ length: count }, () => ({ events: [] as ServerSentEvent[], endedAt: 0 }));
+      const ended = Promise.all(
+        streams.map(async (stream) => {
+          const res = await call(server, key, `/api/jobs/${id}/events`);
+          await readEventStream(res.body!, (e) => stream.events.push(e));
+          stream.endedAt = Date.now();
+        }),
+      );
+      await waitFor(() => streams.every((stream) => stream.events.length > 0), 10_000, "a first event on every stream");
+      return { streams, ended };
+    }
+
+    test("DELETE before the first checkpoint, a request in flight: within 2 s the request is aborted, the URLs found are the result, every stream ends with done", async () => {
+      const site = hangingSite();
+      try {
+        const id = (await json(await createJob(server, key, { url: `${site.url}/` }))).data.id;
+        await waitFor(() => ["/a", "/b", "/c", "/slow"].every((path) => site.requests.includes(path)), 10_000, "the four links");
+        await Bun.sleep(200); // /a, /b and /c recorded; /slow hangs; no checkpoint yet (one a second at most)
+        const { streams, ended } = await watch(id, 3);
+        const deleted = Date.now();
+        const res = await call(server, key, `/api/jobs/${id}`, { method: "DELETE" });
+        expect(await json(res)).toMatchObject({ success: true, message: "Job cancelled." });
+        await Promise.race([ended, Bun.sleep(5_000)]);
+        for (const stream of streams) {
+          expect(stream.endedAt).toBeGreaterThan(0);
+          expect(stream.endedAt - deleted).toBeLessThan(2_000);
+          expect(stream.events.at(-1)!.type).toBe("done");
+          expect(stream.events.filter((e) => e.type === "done").length).toBe(1);
+        }
+        expect(site.abortedAt.length).toBe(1);
+        expect(site.abortedAt[0]! - deleted).toBeLessThan(2_000);
+        const job = (await json(await call(server, key, `/api/jobs/${id}`))).data;
+        expect(JSON.parse(streams[0]!.events.at(-1)!.data)).toEqual(job);
+        expect(job).toMatchObject({ status: "cancelled", result: { url_count: 4, truncated: true }, progress: { urls_listed: 4 } });
+        expect(job.error).toBeUndefined();
+        expect(Date.parse(job.finished_at) - Date.parse(job.started_at)).toBeLessThan(deleted + 2_000 - Date.parse(job.started_at));
+        expect(job.progress.elapsed_ms).toBeLessThan(deleted + 2_000 - Date.parse(job.started_at));
+        const xml = await (await call(server, key, `/api/jobs/${id}/sitemap.xml`)).text();
+        expect(locs(xml).sort()).toEqual(["/", "/a", "/b", "/c"].map((path) => `${site.url}${path}`));
+      } finally {
+        await site.stop();
+      }
+    });
+
+    test("DELETE while the start page is in flight: cancelled with the 409 error, the request aborted, every stream ends with done", async () => {
+      const site = hangingSite({ startHangs: true });
+      try {
+        const id = (await json(await createJob(server, key, { url: `${site.url}/` }))).data.id;
+        await waitFor(() => site.requests.includes("/"), 10_000, "the start page's request");
+        const { streams, ended } = await watch(id, 2);
+        const deleted = Date.now();
+        expect((await call(server, key, `/api/jobs/${id}`, { method: "DELETE" })).status).toBe(200);
+        await Promise.race([ended, Bun.sleep(5_000)]);
+        for (const stream of streams) {
+          expect(stream.endedAt).toBeGreaterThan(0);
+          expect(stream.endedAt - deleted).toBeLessThan(2_000);
+          expect(stream.events.at(-1)!.type).toBe("done");
+        }
+        expect(site.abortedAt.length).toBe(1);
+        const job = (await json(await call(server, key, `/api/jobs/${id}`))).data;
+        expect(job).toMatchObject({ status: "cancelled", error: { status: 409, message: "Job cancelled before any URL was listed." } });
+        expect(job.result).toBeUndefined();
+        const sitemap = await call(server, key, `/api/jobs/${id}/sitemap.xml`);
+        expect(sitemap.status).toBe(409);
+        expect(await json(sitemap)).toEqual({ success: false, message: `Job ${id} is cancelled.` });
+      } finally {
+        await site.stop();
+      }
     });
   });
 
   describe(`jobs on ${backend.name}: the callback's address guard`, () => {
-    test("a callback_url the guard refuses gets nothing: only the allowed target is reached", async () => {
+    test("a callback_url the guard refuses answers 400 at creation: no job, nothing counted, the hook never reached", async () => {
       const site = generatedSite(5);
       const hook = generatedSite(1);
       const store = await backend.store();
-      const key = await createKey(store);
+      const key = await createKey(store, "--daily-limit", "5");
+      // The site's port is allowed; the hook, on another port of the same loopback address, is not.
       const server = await startBinary({ dbPath: store, args: ["--allow-target", `127.0.0.1:${new URL(site.url).port}`] });
       started.push(server);
-      const id = (await json(await createJob(server, key, { url: `${site.url}/`, callback_url: `${hook.url}/hook` }))).data.id;
-      expect((await waitForJob(server, key, id)).status).toBe("succeeded");
-      await Bun.sleep(1_500);
+      const refused = await createJob(server, key, { url: `${site.url}/`, callback_url: `${hook.url}/hook` });
+      expect(refused.status).toBe(400);
+      expect(await json(refused)).toEqual({
+        success: false,
+        message: "callback_url is not allowed: Target address not allowed: 127.0.0.1 is a loopback address.",
+      });
+      expect(refused.headers.get("x-ratelimit-remaining")).toBe("5");
+      expect((await json(await call(server, key, "/api/jobs"))).data.jobs).toEqual([]);
+      // Without the callback the same job is accepted, counted once, and runs.
+      const accepted = await createJob(server, key, { url: `${site.url}/` });
+      expect(accepted.status).toBe(202);
+      expect(accepted.headers.get("x-ratelimit-remaining")).toBe("4");
+      expect((await waitForJob(server, key, (await json(accepted)).data.id)).status).toBe("succeeded");
+      expect(hook.pages()).toBe(0);
       expect(hook.callbacks).toEqual([]);
+      expect(server.stderr()).toBe("");
       expect(await server.stop()).toBe(0);
       await site.stop();
       await hook.stop();

@@ -10,6 +10,31 @@ import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { quietPoliteness } from "../../src/crawler/index.ts";
+import { createJobCrawl } from "../../src/jobs/job-crawl.ts";
+import { QUERY_DEADLINE_MS } from "../../src/db/postgres/store.ts";
+import { StoreUnavailableError } from "../../src/http/store-errors.ts";
+import type { HopFetcher } from "../../src/crawler/index.ts";
+import type { JobStore } from "../../src/jobs/job-store.ts";
+
+function memoryStore(): JobStore {
+  const db = new Database(":memory:", { strict: true });
+  migrate(db, [...migrations, sqliteJobsMigration]);
+  const direct = async <T>(fn: (d: Database) => T) => fn(db);
+  return createSqliteJobStore({ read: direct, write: direct });
+}
+
+/** A site in memory, no network: page i links to pages 3i+1..3i+3 and home; each answer takes `delayMs`. */
+function treeSite(size: number, delayMs = 1): HopFetcher {
+  return async (url) => {
+    if (url.pathname === "/robots.txt") return new Response("", { status: 404 });
+    await Bun.sleep(delayMs);
+    const i = url.pathname === "/" ? 0 : Number(/^\/p(\d+)$/.exec(url.pathname)?.[1] ?? -1);
+    if (!(i >= 0 && i < size)) return new Response("no", { status: 404 });
+    let links = '<a href="/">home</a>';
+    for (let c = 3 * i + 1; c <= 3 * i + 3 && c < size; c++) links += `<a href="/p${c}">${c}</a>`;
+    return new Response(links, { headers: { "content-type": "text/html" } });
+  };
+}
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
   const db = new Database(":memory:", { strict: true });
@@ -125,4 +150,143 @@ test("a store that fails claims is logged once per problem, and once when claims
     "job claim failed: Service temporarily unavailable: the database is failing.",
     "job claims resumed",
   ]);
+});
+
+test("a checkpoint that outlives the request deadline once is written again: the job finishes in one attempt, complete", async () => {
+  const real = memoryStore();
+  let checkpoints = 0;
+  // The second checkpoint fails as PostgreSQL's did in issue 22: past QUERY_DEADLINE_MS.
+  const store: JobStore = {
+    ...real,
+    checkpoint: async (...args) => {
+      if (++checkpoints === 2) {
+        await Bun.sleep(QUERY_DEADLINE_MS + 250);
+        throw new StoreUnavailableError("unreachable");
+      }
+      return real.checkpoint(...args);
+    },
+  };
+  const id = newJobId();
+  await store.create(
+    {
+      id,
+      keyId: 1,
+      url: "http://site.test/",
+      options: defaultCrawlOptions(1_000),
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: "x",
+    },
+    10,
+  );
+  const logged: string[] = [];
+  const lease = 1_000;
+  const runner = new JobRunner({
+    store,
+    owner: "one",
+    maxJobs: 1,
+    leaseMs: lease,
+    jobTimeoutMs: 60_000,
+    pollMs: 20,
+    now: Date.now,
+    crawl: createJobCrawl({
+      store,
+      owner: "one",
+      leaseMs: lease,
+      crawl: { fetch: treeSite(300), now: Date.now, userAgent: "genapi/1" },
+      stateOptions: { flushPages: 20, flushMs: 60_000 },
+    }),
+    publish: (job, truncated, progress) =>
+      publishResult(store, job, {
+        truncated,
+        progress,
+        now: new Date(),
+        politeness: quietPoliteness(4),
+        render: { mode: "never", rendered: false, pages_rendered: 0 },
+      }),
+    notify: async () => {},
+    log: (line) => logged.push(line),
+  });
+  runner.start();
+  for (let i = 0; i < 1_000 && !["succeeded", "failed", "cancelled"].includes((await store.get(id))!.status); i++) await Bun.sleep(20);
+  await runner.stop();
+  const job = (await store.get(id))!;
+  expect(checkpoints).toBeGreaterThan(2);
+  expect({ status: job.status, attempts: job.attempts }).toEqual({ status: "succeeded", attempts: 1 });
+  expect(job.result).toMatchObject({ url_count: 300, truncated: false });
+  expect(job.progress.urls_listed).toBe(300);
+  expect(logged).toEqual([
+    `job ${id}: checkpoint failed (try 1: Service temporarily unavailable: the database is unreachable.); writing it again in 250 ms`,
+  ]);
+});
+
+test("a job cancelled through another instance stops within 2 s, its request in flight aborted; the URLs found are its result", async () => {
+  const store = memoryStore();
+  let aborted = 0;
+  const requested: string[] = [];
+  // `/` links to /a, /b, /c (answered at once) and /slow, which answers only when aborted.
+  const fetch: HopFetcher = async (url, init) => {
+    if (url.pathname === "/robots.txt") return new Response("", { status: 404 });
+    requested.push(url.pathname);
+    if (url.pathname === "/slow") {
+      await new Promise((resolve) => init.signal.addEventListener("abort", resolve, { once: true }));
+      aborted++;
+      throw init.signal.reason;
+    }
+    const links = url.pathname === "/" ? '<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/slow">s</a>' : "";
+    return new Response(links, { headers: { "content-type": "text/html" } });
+  };
+  const id = newJobId();
+  await store.create(
+    {
+      id,
+      keyId: 1,
+      url: "http://site.test/",
+      options: defaultCrawlOptions(1_000),
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: "x",
+    },
+    10,
+  );
+  const logged: string[] = [];
+  const runner = new JobRunner({
+    store,
+    owner: "one",
+    maxJobs: 1,
+    leaseMs: 60_000,
+    jobTimeoutMs: 60_000,
+    pollMs: 20,
+    now: Date.now,
+    crawl: createJobCrawl({ store, owner: "one", leaseMs: 60_000, crawl: { fetch, now: Date.now, userAgent: "genapi/1" } }),
+    publish: (job, truncated, progress) =>
+      publishResult(store, job, {
+        truncated,
+        progress,
+        now: new Date(),
+        politeness: quietPoliteness(4),
+        render: { mode: "never", rendered: false, pages_rendered: 0 },
+      }),
+    notify: async () => {},
+    log: (line) => logged.push(line),
+  });
+  const started = Date.now();
+  runner.start();
+  for (let i = 0; i < 500 && !["/a", "/b", "/c", "/slow"].every((p) => requested.includes(p)); i++) await Bun.sleep(10);
+  await Bun.sleep(100);
+  // No checkpoint yet (one a second at most): the four URLs found are in memory only.
+  expect(await store.countEntries(id)).toBe(0);
+  const cancelled = Date.now();
+  expect(await store.cancel(id, new Date().toISOString(), { status: 409, message: "Job cancelled before any URL was listed." })).toBe(
+    "running",
+  );
+  for (let i = 0; i < 300 && (await store.get(id))!.result === null; i++) await Bun.sleep(10);
+  const stoppedWithin = Date.now() - cancelled;
+  await runner.stop();
+  const job = (await store.get(id))!;
+  expect(stoppedWithin).toBeLessThan(2_000);
+  expect(aborted).toBe(1);
+  expect(job).toMatchObject({ status: "cancelled", error: null, result: { url_count: 4, truncated: true }, progress: { urls_listed: 4 } });
+  expect(job.progress.elapsed_ms).toBeLessThan(cancelled - started + 2_000);
+  expect(logged).toEqual([`job ${id}: lease given up: the job was cancelled; 4 URLs published`]);
 });

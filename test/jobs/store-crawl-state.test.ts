@@ -105,7 +105,7 @@ test("a page budget exactly the site's size lists every page: taken items count 
   expect(run).toMatchObject({ urlsListed: size, truncated: false, stopped: null });
 });
 
-test("a checkpoint the store fails stops the crawl; continued from the last one written, it lists every page", async () => {
+test("a checkpoint that fails and is given up stops the crawl; continued from the last one written, it lists every page", async () => {
   const size = 300;
   const fetch = async (url: URL) => {
     if (url.pathname === "/robots.txt") return new Response("", { status: 404 });

@@ -55,6 +55,47 @@ export function generatedSite(size: number, options: { fanout?: number; delayMs?
   return { url, pages: () => pages, requests, callbacks, expected, stop: () => server.stop(true) };
 }
 
+export interface HangingSite {
+  url: string;
+  /** Paths requested, in order (robots.txt excluded). */
+  requests: string[];
+  /** Requests of a hanging page that the client gave up (the connection closed), with when. */
+  abortedAt: number[];
+  stop: () => Promise<void>;
+}
+
+/**
+ * A site whose `/` links to `/a`, `/b`, `/c` (answered at once) and `/slow`, which never answers
+ * until the client gives up (or 30 s pass). With `startHangs`, `/` itself hangs: nothing is ever listed.
+ */
+export function hangingSite(options: { startHangs?: boolean } = {}): HangingSite {
+  const requests: string[] = [];
+  const abortedAt: number[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 60,
+    async fetch(req) {
+      const { pathname } = new URL(req.url);
+      if (pathname === "/robots.txt") return new Response("User-agent: *\nAllow: /\n");
+      requests.push(pathname);
+      if (pathname === "/slow" || (options.startHangs && pathname === "/")) {
+        const aborted = await new Promise<boolean>((resolve) => {
+          req.signal.addEventListener("abort", () => resolve(true), { once: true });
+          setTimeout(() => resolve(false), 30_000);
+        });
+        if (aborted) abortedAt.push(Date.now());
+        return new Response("<!doctype html><title>late</title>", { headers: { "content-type": "text/html; charset=utf-8" } });
+      }
+      const links = pathname === "/" ? '<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/slow">slow</a>' : "";
+      return new Response(`<!doctype html><html><head><title>${pathname}</title></head><body>${links}</body></html>`, {
+        headers: { "content-type": "text/html; charset=utf-8" },
+      });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, requests, abortedAt, stop: () => server.stop(true) };
+}
+
 export function createJob(server: Pick<RunningBinary, "url">, key: string, body: Record<string, unknown>) {
   return fetch(`${server.url}/api/jobs`, {
     method: "POST",

@@ -170,6 +170,8 @@ class HostGate {
    */
   private learntMs = 0;
   private lastThrottle = 0;
+  /** When the last pause this process set ends: the pace is measured after it. */
+  private pauseEnded = 0;
   private lastEase = 0;
   /** The last RECENT_STARTS start times, a ring: the pace when a throttle comes. */
   private readonly recentStarts = new Float64Array(RECENT_STARTS);
@@ -180,10 +182,17 @@ class HostGate {
   }
 
   /** Starts in the last second, up to RECENT_STARTS. */
-  private recentRate(now: number): number {
+  /**
+   * Starts a second in the last second, or since the last pause ended if that is later (a window
+   * that overlaps a pause would read the pause as the host's pace); null under a quarter second of
+   * window, too short to tell.
+   */
+  private recentRate(now: number): number | null {
+    const since = Math.max(now - 1_000, this.pauseEnded);
+    if (now - since < 250) return null;
     let n = 0;
-    for (let i = 0; i < Math.min(this.startCount, RECENT_STARTS); i++) if (now - this.recentStarts[i]! < 1_000) n++;
-    return n;
+    for (let i = 0; i < Math.min(this.startCount, RECENT_STARTS); i++) if (this.recentStarts[i]! >= since) n++;
+    return (Math.max(1, n) * 1_000) / (now - since);
   }
 
   /** Waits for a slot and a start time; resolves once the request may start. `paused` hears of a pause it meets. */
@@ -219,7 +228,8 @@ class HostGate {
   throttled(retryAfter: number | undefined): void {
     const now = this.now();
     // The pace of the last second, slowed by a tenth; a throttle at a learnt pace slows it by a tenth more.
-    const paced = 1_000 / (Math.max(1, this.recentRate(now)) * 0.9);
+    const rate = this.recentRate(now);
+    const paced = rate === null ? this.learntMs * 1.1 : 1_000 / (rate * 0.9);
     if (now - this.lastThrottle > this.learntMs) this.learntMs = Math.min(Math.max(paced, this.learntMs * 1.1), MAX_CRAWL_DELAY_MS);
     this.lastThrottle = now;
     this.lastEase = now;
@@ -230,6 +240,7 @@ class HostGate {
       pauseMs = this.backoffMs;
     }
     const until = now + pauseMs;
+    this.pauseEnded = Math.max(this.pauseEnded, until);
     if (until > this.pausedUntil) {
       this.pausedUntil = until;
       this.coordinator?.pause(this.host, until).catch(() => {});

@@ -3,14 +3,23 @@
 // ~1.5 s (StoreUnavailableError "unreachable") instead of piling up, and the pool reconnects by
 // itself once the server is back. The URL's password never leaves this module in a message.
 import { SQL } from "bun";
-import { processOwner, redactSpec, scrub, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store } from "../store.ts";
+import {
+  BACKGROUND_DEADLINE_MS,
+  processOwner,
+  redactSpec,
+  scrub,
+  StoreOpenError,
+  StoreUnavailableError,
+  type OpenOptions,
+  type Store,
+} from "../store.ts";
 import { migratePostgres, type PgAccess } from "./database.ts";
 import { createPostgresJobStore } from "./jobs.ts";
 import { createPostgresKeyStore } from "./keys.ts";
 import { createPostgresQuotaStore } from "./quota.ts";
 import { createPostgresHostLeases } from "./hosts.ts";
 
-/** How long one store call of a request may take before it answers 503. */
+/** How long one store call of a request may take before it answers 503 (background work: BACKGROUND_DEADLINE_MS). */
 export const QUERY_DEADLINE_MS = 1500;
 /** How long a statement cancelled at the deadline gets to confirm it did not go through. */
 const CANCEL_GRACE_MS = 250;
@@ -104,6 +113,7 @@ export async function openPostgresStore(spec: string, options: OpenOptions): Pro
     quota: createPostgresQuotaStore(access),
     jobs: createPostgresJobStore(access),
     hosts: createPostgresHostLeases(access, processOwner()),
+    backgroundJobs: createPostgresJobStore(postgresAccess(sql, BACKGROUND_DEADLINE_MS)),
     async ready() {
       try {
         await q((s) =>

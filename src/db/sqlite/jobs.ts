@@ -9,6 +9,9 @@ import type { SqliteAccess } from "./database.ts";
 const COLUMNS =
   "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
 
+/** The lease holds while the job runs, and after a cancel until its owner has published what it found. */
+const HELD = `(status = 'running' OR (status = 'cancelled' AND result IS NULL AND error IS NULL))`;
+
 /** Chunks for `IN (...)` lists, under SQLite's parameter limit. */
 function* chunks<T>(items: T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
@@ -75,7 +78,7 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
       write(
         (db) =>
           db
-            .query(`UPDATE jobs SET lease_until = ?, progress = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`)
+            .query(`UPDATE jobs SET lease_until = ?, progress = ? WHERE id = ? AND lease_owner = ? AND ${HELD}`)
             .run(nowMs + leaseMs, JSON.stringify(progress), id, owner).changes === 1,
       ),
 
@@ -83,7 +86,7 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
       write((db) =>
         db.transaction(() => {
           const held = db
-            .query(`UPDATE jobs SET lease_until = ?, progress = ?, crawl = ? WHERE id = ? AND lease_owner = ? AND status = 'running'`)
+            .query(`UPDATE jobs SET lease_until = ?, progress = ?, crawl = ? WHERE id = ? AND lease_owner = ? AND ${HELD}`)
             .run(nowMs + leaseMs, JSON.stringify(batch.progress), JSON.stringify(batch.crawl), id, owner).changes;
           if (held !== 1) return false;
           // Added before marking done: an item may be queued and finished within one checkpoint.
@@ -132,15 +135,15 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
         })(),
       ),
 
-    cancel: (id, nowIso, queuedResult) =>
+    cancel: (id, nowIso, queuedError) =>
       write((db) =>
         db.transaction(() => {
           const row = db.query<{ status: JobStatus }, [string]>(`SELECT status FROM jobs WHERE id = ?`).get(id);
           if (!row) return null;
           if (row.status === "queued") {
-            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, result = ? WHERE id = ?`).run(
+            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, error = ? WHERE id = ?`).run(
               nowIso,
-              JSON.stringify(queuedResult),
+              JSON.stringify(queuedError),
               id,
             );
           } else if (row.status === "running") {

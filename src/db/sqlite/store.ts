@@ -4,7 +4,15 @@
 import type { Database } from "bun:sqlite";
 import { statfsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { processOwner, StoreOpenError, StoreUnavailableError, type OpenOptions, type Store, type StoreProblem } from "../store.ts";
+import {
+  BACKGROUND_DEADLINE_MS,
+  processOwner,
+  StoreOpenError,
+  StoreUnavailableError,
+  type OpenOptions,
+  type Store,
+  type StoreProblem,
+} from "../store.ts";
 import { openDatabase, type SqliteAccess } from "./database.ts";
 import { createSqliteJobStore } from "./jobs.ts";
 import { authenticate, createKey, listKeys, revokeKey } from "./keys.ts";
@@ -141,6 +149,8 @@ export function createSqliteStore(db: Database, path: string, waitMs = STORE_WAI
     },
     jobs: createSqliteJobStore(access),
     hosts: createSqliteHostLeases(access, processOwner()),
+    // Busy waits are pauses between tries, never inside SQLite: a longer one still leaves the event loop free.
+    backgroundJobs: createSqliteJobStore(sqliteAccess(db, Math.max(waitMs, BACKGROUND_DEADLINE_MS))),
     async ready() {
       // What requests need: the file still the one opened, its pages readable, and a write lock
       // and a write that are then rolled back.

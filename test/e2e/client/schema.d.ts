@@ -1516,9 +1516,9 @@ export interface operations {
                                     /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                     sitemap_parts: number;
                                 };
-                                /** @description How /api/generate would have answered. */
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                                 error?: {
-                                    status: 400 | 422 | 502;
+                                    status: 400 | 409 | 422 | 502;
                                     message: string;
                                 };
                             }[];
@@ -1765,9 +1765,9 @@ export interface operations {
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
                             };
-                            /** @description How /api/generate would have answered. */
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
-                                status: 400 | 422 | 502;
+                                status: 400 | 409 | 422 | 502;
                                 message: string;
                             };
                             callback_secret?: string;
@@ -1775,7 +1775,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad body, invalid URL or option, or a target address that is not allowed. */
+            /** @description Bad body, invalid URL or option, or a target address that is not allowed; a `callback_url` the address guard refuses answers `callback_url is not allowed: <reason>` (nothing is counted). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2049,9 +2049,9 @@ export interface operations {
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
                             };
-                            /** @description How /api/generate would have answered. */
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
-                                status: 400 | 422 | 502;
+                                status: 400 | 409 | 422 | 502;
                                 message: string;
                             };
                         };
@@ -2130,7 +2130,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `Job cancelled.` for a queued or running job (what it found is kept, truncated); `Job deleted.` for a finished job (its result is gone). */
+            /** @description `Job cancelled.` for a queued or running job (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2262,9 +2262,9 @@ export interface operations {
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
                             };
-                            /** @description How /api/generate would have answered. */
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
-                                status: 400 | 422 | 502;
+                                status: 400 | 409 | 422 | 502;
                                 message: string;
                             };
                         };
