@@ -19,6 +19,10 @@ export interface Plan {
   fullCrawlTools: string[];
   /** Start-ups measured per variant. */
   startupRuns: number;
+  /** Pages of the politeness section's rate-limited site (20 requests/s: about pages / 20 seconds a crawl). */
+  politenessPages: number;
+  /** Whether sections may install the peers they need (the smoke run installs nothing). */
+  installPeers: boolean;
 }
 
 export const FULL_PLAN: Plan = {
@@ -30,6 +34,8 @@ export const FULL_PLAN: Plan = {
   crawlLimitSeconds: 600,
   fullCrawlTools: ["genapi", "wget2"],
   startupRuns: 20,
+  politenessPages: 2_000,
+  installPeers: true,
 };
 
 export const SMOKE_PLAN: Plan = {
@@ -41,6 +47,8 @@ export const SMOKE_PLAN: Plan = {
   crawlLimitSeconds: 30,
   fullCrawlTools: ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"],
   startupRuns: 3,
+  politenessPages: 30,
+  installPeers: false,
 };
 
 export interface Context {

@@ -5,7 +5,7 @@
 //   bun scripts/bench/run.ts [--smoke] [--out FILE] [--json FILE] [--only a,b] [--runs N]
 //                            [--sizes PAGES,PAGES] [--binary PATH] [--keep] [--carry FILE]
 // --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
-// crawl-cli, jobs); --binary measures another genapi executable (e.g. a scratch build of a
+// crawl-cli, jobs, politeness); --binary measures another genapi executable (e.g. a scratch build of a
 // proposed change); --keep leaves the work directory; --carry takes the sections this run leaves
 // out from an earlier run's --json file, marked in the report as carried over.
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
