@@ -43,6 +43,8 @@ export interface SiteFigures {
   spanSeconds: number;
   /** Seconds after the first arrival at which each 429 or 503 was sent. */
   throttledAt: number[];
+  /** Arrivals a second in each 10 s from the first one (the last part cut short). */
+  ratePerTenSeconds: number[];
 }
 
 export interface RateLimitedSite {
@@ -78,6 +80,15 @@ function pageHtml(i: number, pages: number): string {
   );
   const links = targets.map((j) => `<li><a href="${pagePath(j)}">Page ${j}</a></li>`).join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Page ${i}</title></head><body><h1>Page ${i}</h1><p>${FILLER}</p><ul>${links}</ul></body></html>\n`;
+}
+
+function perTenSeconds(log: SiteRequest[], first: number): number[] {
+  const counts: number[] = [];
+  for (const r of log) {
+    const at = Math.floor((r.start - first) / 10_000);
+    counts[at] = (counts[at] ?? 0) + 1;
+  }
+  return Array.from(counts, (n) => (n ?? 0) / 10);
 }
 
 export function startRateLimitedSite(options: RateLimitedSiteOptions): RateLimitedSite {
@@ -152,6 +163,7 @@ export function startRateLimitedSite(options: RateLimitedSiteOptions): RateLimit
         overCap: log.filter((r) => r.inFlight > cap).length,
         spanSeconds: log.length === 0 ? 0 : (log.reduce((last, r) => Math.max(last, r.end), first) - first) / 1000,
         throttledAt: throttled.map((r) => (r.start - first) / 1000),
+        ratePerTenSeconds: perTenSeconds(log, first),
       };
     },
     reset() {
