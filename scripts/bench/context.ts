@@ -47,7 +47,7 @@ export const SMOKE_PLAN: Plan = {
   crawlLimitSeconds: 30,
   fullCrawlTools: ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"],
   startupRuns: 3,
-  politenessPages: 30,
+  politenessPages: 20,
   installPeers: false,
 };
 

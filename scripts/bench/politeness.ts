@@ -97,7 +97,7 @@ export async function politenessBench(ctx: Context): Promise<SectionResult> {
 
   // 2. Throttled and failed pages named by the summary line and counted by the report.
   // Small: after a page that keeps answering 429/503, genapi goes on at about a request a second.
-  const summaryCheck = await summaryLineCheck(ctx, Math.min(60, Math.ceil(pages / 3)));
+  const summaryCheck = await summaryLineCheck(ctx, Math.min(60, Math.max(10, Math.ceil(pages / 3))));
 
   // 3. The loopback site, politeness at its defaults and switched off.
   const loopback = await loopbackBench(ctx);
