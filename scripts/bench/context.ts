@@ -23,6 +23,10 @@ export interface Plan {
   jobPages?: number;
   /** An empty PostgreSQL database for the jobs section's PostgreSQL job, instead of a throwaway cluster: `--job-pg`. */
   jobPostgresUrl?: string;
+  /** Pages of the politeness section's rate-limited site (20 requests/s: about pages / 20 seconds a crawl). */
+  politenessPages: number;
+  /** Whether sections may install the peers they need (the smoke run installs nothing). */
+  installPeers: boolean;
 }
 
 export const FULL_PLAN: Plan = {
@@ -34,6 +38,8 @@ export const FULL_PLAN: Plan = {
   crawlLimitSeconds: 600,
   fullCrawlTools: ["genapi", "wget2"],
   startupRuns: 20,
+  politenessPages: 2_000,
+  installPeers: true,
 };
 
 export const SMOKE_PLAN: Plan = {
@@ -45,6 +51,8 @@ export const SMOKE_PLAN: Plan = {
   crawlLimitSeconds: 30,
   fullCrawlTools: ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"],
   startupRuns: 3,
+  politenessPages: 20,
+  installPeers: false,
 };
 
 export interface Context {

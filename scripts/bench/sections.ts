@@ -7,6 +7,7 @@ import { crawlBench } from "./crawl.ts";
 import { crawlCliBench } from "./crawl-cli.ts";
 import { jobsBench } from "./jobs.ts";
 import { passwordBench } from "./password.ts";
+import { politenessBench } from "./politeness.ts";
 import { quotaBench } from "./quota.ts";
 import type { SectionResult } from "./results.ts";
 import { startupBench } from "./startup.ts";
@@ -19,6 +20,7 @@ export const SECTIONS = {
   crawl: crawlBench,
   "crawl-cli": crawlCliBench,
   jobs: jobsBench,
+  politeness: politenessBench,
 } satisfies Record<SectionResult["id"], (ctx: Context) => Promise<SectionResult>>;
 
 export type SectionId = keyof typeof SECTIONS;
