@@ -1,5 +1,6 @@
 // The crawl options of POST /api/generate and POST /api/jobs: read from the JSON body at step 3,
 // before admission, so an invalid option answers 400 and costs no quota.
+import { type CrawlAuth, parseCrawlAuth, redactAuth } from "./auth.ts";
 
 export interface CrawlOptions {
   /** Page requests of this crawl, 1 to the server's cap (the default). */
@@ -22,6 +23,8 @@ export interface CrawlOptions {
   max_concurrency: number | null;
   /** Least time between two of this crawl's request starts, ms. */
   delay_ms: number;
+  /** Credentials for the start URL's origin (auth.ts); absent when none were given. */
+  auth?: CrawlAuth;
 }
 
 /** delay_ms's upper bound. */
@@ -109,7 +112,17 @@ export function parseCrawlOptions(
     if (!isInteger(value) || value < 0 || value > MAX_DELAY_MS) return invalid(`delay_ms must be an integer from 0 to ${MAX_DELAY_MS}.`);
     options.delay_ms = value;
   }
+  if (body.auth !== undefined) {
+    const parsed = parseCrawlAuth(body.auth);
+    if (!parsed.ok) return invalid(parsed.message);
+    options.auth = parsed.auth;
+  }
   return { ok: true, options };
+}
+
+/** The options as they may be shown or stored in clear: `auth` redacted (auth.ts), the rest as it is. */
+export function redactCrawlOptions(options: CrawlOptions): CrawlOptions {
+  return options.auth === undefined ? options : { ...options, auth: redactAuth(options.auth) };
 }
 
 const invalid = (message: string): ParsedCrawlOptions => ({ ok: false, message });
