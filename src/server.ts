@@ -20,6 +20,8 @@ import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./config/version.ts";
 import { createCrawlNetwork } from "./crawler/index.ts";
+import { openSecretKeys } from "./secrets/secret-key.ts";
+import { jobCredentials } from "./jobs/job-credentials.ts";
 
 /**
  * Bun answers a bare 413 itself above this. The endpoints enforce their own caps (64 KiB, 16 KiB)
@@ -56,6 +58,12 @@ export class ListenError extends Error {
  * connection may be retried for 30 s, during which the port stays closed rather than hold requests.
  */
 export async function startServer(config: ServeConfig, io: ServerIo): Promise<RunningServer> {
+  // Before the port and the database: a bad key file stops serve with nothing left behind (SecretKeyError).
+  const secretKeys = await openSecretKeys({
+    file: config.secretKeyFile,
+    sqlitePath: isPostgresUrl(config.dbPath) ? null : config.dbPath,
+    log: (message) => io.stderr(`genapi: ${message}\n`),
+  });
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
   let handle: ((request: Request) => Response | Promise<Response>) | undefined;
@@ -139,6 +147,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     log,
     network,
     countPages: (pages) => metrics.crawlPages(pages),
+    credentials: jobCredentials(secretKeys),
   });
   const app = createApp({
     jobs: jobs.routes,

@@ -24,6 +24,7 @@ export interface ServeConfig {
   jobLeaseSeconds: number;
   hostConcurrency: number;
   hostDelayMs: number;
+  secretKeyFile: string | null;
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
@@ -239,6 +240,14 @@ const serveSpecs = {
   },
   hostConcurrency: hostConcurrencyOption,
   hostDelayMs: hostDelayOption,
+  secretKeyFile: {
+    flag: "secret-key-file",
+    env: ["GENAPI_SECRET_KEY_FILE"],
+    value: "PATH",
+    help: "32 random bytes in base64 (openssl rand -base64 32) that seal the credentials of jobs with auth; the same file on every instance of one PostgreSQL (default with SQLite: genapi.secret beside the database, created on first need; with PostgreSQL: none, and jobs with auth are refused)",
+    fallback: () => null,
+    parse: nonEmpty,
+  },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 
 /** `genapi crawl URL`: the crawl options as flags, plus where and how the result is written. */

@@ -14,6 +14,7 @@ import {
 import { USER_AGENT } from "../config/version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";
+import { type JobCredentials, noJobCredentials } from "./job-credentials.ts";
 import type { JobStore } from "./job-store.ts";
 import { publishResult } from "./publish.ts";
 import { startRetention } from "./retention.ts";
@@ -45,10 +46,13 @@ export interface JobServiceDeps {
   network?: CrawlNetwork;
   /** Page requests of each job run, for the metrics. */
   countPages?: (pages: number) => void;
+  /** Seals and opens jobs' credentials under the server's secret key; none: jobs with `auth` are refused. */
+  credentials?: JobCredentials;
 }
 
 export function createJobService(config: JobConfig, deps: JobServiceDeps) {
   const { store } = deps;
+  const credentials = deps.credentials ?? noJobCredentials;
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = deps.resolve ?? systemResolver;
   const leaseMs = config.jobLeaseSeconds * 1000;
@@ -73,6 +77,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
         now: Date.now,
         userAgent: USER_AGENT,
       },
+      credentials,
     }),
     publish: (job, truncated, progress, politeness) =>
       publishResult(store, job, {
@@ -95,6 +100,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     }),
     log: deps.log,
     countPages: deps.countPages,
+    claimsCredentials: credentials.available,
   });
   let retention: { stop: () => Promise<void> } | undefined;
   const stopping = new AbortController();
@@ -112,6 +118,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     storeError: deps.storeError,
     log: deps.log,
     stopSignal: stopping.signal,
+    credentials,
   };
 
   return {

@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { migrations, sqliteCredentialsMigration, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
@@ -13,7 +13,7 @@ import { quietPoliteness } from "../../src/crawler/index.ts";
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration]);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({ read: direct, write: direct });
   const id = newJobId();
@@ -76,7 +76,7 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
 
 test("a store that fails claims is logged once per problem, and once when claims work again", async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration]);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const real = createSqliteJobStore({ read: direct, write: direct });
   const failures = [

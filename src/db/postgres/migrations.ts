@@ -108,4 +108,16 @@ export const postgresHostsMigration = {
     );`,
 };
 
-export const postgresMigrations: Migration[] = [...keyMigrations, postgresJobsMigration, postgresHostsMigration];
+/** Version 7: a job's sealed credentials (as SQLite's version 7). */
+export const postgresCredentialsMigration = {
+  version: 7,
+  description: "jobs: sealed credentials of option auth, erased when the job ends",
+  sql: `ALTER TABLE jobs ADD COLUMN credentials TEXT;`,
+};
+
+export const postgresMigrations: Migration[] = [
+  ...keyMigrations,
+  postgresJobsMigration,
+  postgresHostsMigration,
+  postgresCredentialsMigration,
+];
