@@ -126,7 +126,7 @@ async function crawl(args: string[], io: CliIo): Promise<number> {
     io.stdout(`${CRAWL_USAGE}\n`);
     return 0;
   }
-  return runCrawlCommand(positionals[0], resolveCrawlCommandConfig(values, io.env), processCrawlIo());
+  return runCrawlCommand(positionals[0], resolveCrawlCommandConfig(values, io.env), processCrawlIo(io.env));
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {
