@@ -3,7 +3,7 @@
 import { t } from "elysia";
 import { type CrawlOptions, defaultCrawlOptions, type PolitenessReport } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
-import { PolitenessModel } from "../sitemap/model.ts";
+import { authModel, crawlOptionFields, PolitenessModel } from "../sitemap/model.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export const FINISHED: readonly JobStatus[] = ["succeeded", "failed", "cancelled"];
@@ -73,8 +73,9 @@ export const JobOptionsModel = t.Object(
       description: "The crawl's requests in flight at most; null: the server's --host-concurrency.",
     }),
     delay_ms: jsonInteger({ minimum: 0, description: "Least time between two of the crawl's request starts, ms." }),
+    auth: t.Optional(authModel(true)),
   },
-  { description: "The crawl options as accepted, defaults filled in." },
+  { description: "The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted." },
 );
 
 export const JobProgressModel = t.Object({
@@ -132,6 +133,7 @@ export const JobRequestModel = t.Object(
     images: t.Optional(t.Boolean()),
     max_concurrency: t.Optional(jsonInteger({ minimum: 1 })),
     delay_ms: t.Optional(jsonInteger({ minimum: 0, maximum: 60_000 })),
+    auth: crawlOptionFields.auth,
   },
   { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
 );

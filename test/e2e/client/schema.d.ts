@@ -696,6 +696,36 @@ export interface operations {
                      * @example 250
                      */
                     delay_ms?: number;
+                    /**
+                     * @description Credentials for the start URL's origin (as sent) only: its pages, redirect hops, robots.txt and sitemaps, never another origin. Never shown again (jobs show them redacted); a job keeps them encrypted under the server's secret key until it ends. A bad shape answers 400 `auth must be an object with basic, headers or cookies.`; on a server that cannot keep them (PostgreSQL without --secret-key-file) a job answers 400 `auth needs --secret-key-file on this server.`
+                     * @example {
+                     *       "basic": {
+                     *         "username": "preview",
+                     *         "password": "correct horse"
+                     *       },
+                     *       "headers": {
+                     *         "X-Preview-Token": "abc123"
+                     *       },
+                     *       "cookies": {
+                     *         "session": "s3cr3t"
+                     *       }
+                     *     }
+                     */
+                    auth?: {
+                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                        basic?: {
+                            username: string;
+                            password: string;
+                        };
+                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Cookies, name to value, sent in one Cookie header. */
+                        cookies?: {
+                            [key: string]: string;
+                        };
+                    };
                 };
             };
         };
@@ -1097,7 +1127,7 @@ export interface operations {
                                 status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                                 /** @description The URL as sent. */
                                 url: string;
-                                /** @description The crawl options as accepted, defaults filled in. */
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                                 options: {
                                     /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                     max_pages: number;
@@ -1116,6 +1146,34 @@ export interface operations {
                                     max_concurrency: number | null;
                                     /** @description Least time between two of the crawl's request starts, ms. */
                                     delay_ms: number;
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1278,6 +1336,36 @@ export interface operations {
                     images?: boolean;
                     max_concurrency?: number;
                     delay_ms?: number;
+                    /**
+                     * @description Credentials for the start URL's origin (as sent) only: its pages, redirect hops, robots.txt and sitemaps, never another origin. Never shown again (jobs show them redacted); a job keeps them encrypted under the server's secret key until it ends. A bad shape answers 400 `auth must be an object with basic, headers or cookies.`; on a server that cannot keep them (PostgreSQL without --secret-key-file) a job answers 400 `auth needs --secret-key-file on this server.`
+                     * @example {
+                     *       "basic": {
+                     *         "username": "preview",
+                     *         "password": "correct horse"
+                     *       },
+                     *       "headers": {
+                     *         "X-Preview-Token": "abc123"
+                     *       },
+                     *       "cookies": {
+                     *         "session": "s3cr3t"
+                     *       }
+                     *     }
+                     */
+                    auth?: {
+                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                        basic?: {
+                            username: string;
+                            password: string;
+                        };
+                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Cookies, name to value, sent in one Cookie header. */
+                        cookies?: {
+                            [key: string]: string;
+                        };
+                    };
                 };
             };
         };
@@ -1334,7 +1422,7 @@ export interface operations {
                             status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                             /** @description The URL as sent. */
                             url: string;
-                            /** @description The crawl options as accepted, defaults filled in. */
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                             options: {
                                 /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                 max_pages: number;
@@ -1353,6 +1441,34 @@ export interface operations {
                                 max_concurrency: number | null;
                                 /** @description Least time between two of the crawl's request starts, ms. */
                                 delay_ms: number;
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1607,7 +1723,7 @@ export interface operations {
                             status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                             /** @description The URL as sent. */
                             url: string;
-                            /** @description The crawl options as accepted, defaults filled in. */
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                             options: {
                                 /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                 max_pages: number;
@@ -1626,6 +1742,34 @@ export interface operations {
                                 max_concurrency: number | null;
                                 /** @description Least time between two of the crawl's request starts, ms. */
                                 delay_ms: number;
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1809,7 +1953,7 @@ export interface operations {
                             status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                             /** @description The URL as sent. */
                             url: string;
-                            /** @description The crawl options as accepted, defaults filled in. */
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                             options: {
                                 /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                 max_pages: number;
@@ -1828,6 +1972,34 @@ export interface operations {
                                 max_concurrency: number | null;
                                 /** @description Least time between two of the crawl's request starts, ms. */
                                 delay_ms: number;
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             created_at: string;
