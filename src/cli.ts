@@ -19,6 +19,7 @@ import { redactSpec, scrub, StoreOpenError, StoreUnavailableError, type Store } 
 import { MAX_DAILY_LIMIT, validateDailyLimit, validateKeyName, type KeyRecord } from "./keys/key-store.ts";
 import { didYouMean } from "./config/did-you-mean.ts";
 import { ListenError, startServer } from "./server.ts";
+import { SecretKeyError } from "./secrets/secret-key.ts";
 import { VERSION } from "./config/version.ts";
 
 export interface CliIo {
@@ -99,7 +100,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stderr(`genapi: ${error.message}\n`);
       return 2;
     }
-    if (error instanceof ListenError || error instanceof StoreOpenError) {
+    if (error instanceof ListenError || error instanceof StoreOpenError || error instanceof SecretKeyError) {
       io.stderr(`genapi: ${error.message}\n`);
       return 1;
     }
@@ -125,7 +126,7 @@ async function crawl(args: string[], io: CliIo): Promise<number> {
     io.stdout(`${CRAWL_USAGE}\n`);
     return 0;
   }
-  return runCrawlCommand(positionals[0], resolveCrawlCommandConfig(values, io.env), processCrawlIo());
+  return runCrawlCommand(positionals[0], resolveCrawlCommandConfig(values, io.env), processCrawlIo(io.env));
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {

@@ -20,6 +20,8 @@ import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./config/version.ts";
 import { Browser, createCrawlNetwork, findChromium, type Renderer } from "./crawler/index.ts";
+import { openSecretKeys } from "./secrets/secret-key.ts";
+import { jobCredentials } from "./jobs/job-credentials.ts";
 
 /**
  * Bun answers a bare 413 itself above this. The endpoints enforce their own caps (64 KiB, 16 KiB)
@@ -59,6 +61,12 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
   // Problems worth an operator's attention: one stderr line each (stdout holds the request log).
   const log = (message: string) => io.stderr(`genapi: ${message}\n`);
   const renderer = rendererFor(config, log);
+  // Before the port and the database: a bad key file stops serve with nothing left behind (SecretKeyError).
+  const secretKeys = await openSecretKeys({
+    file: config.secretKeyFile,
+    sqlitePath: isPostgresUrl(config.dbPath) ? null : config.dbPath,
+    log,
+  });
   const peers = new WeakMap<Request, string>();
   const clientAddress = clientAddressResolver(config.trustProxy);
   let handle: ((request: Request) => Response | Promise<Response>) | undefined;
@@ -142,6 +150,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     network,
     renderer,
     countPages: (pages) => metrics.crawlPages(pages),
+    credentials: jobCredentials(secretKeys),
   });
   const app = createApp({
     jobs: jobs.routes,

@@ -10,6 +10,7 @@ import { basename, dirname, extname, join } from "node:path";
 import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config/config.ts";
 import {
   Browser,
+  type CrawlAuth,
   type CrawlOptions,
   type CrawlReport,
   type CrawlRun,
@@ -20,6 +21,7 @@ import {
   findChromium,
   INVALID_URL_MESSAGE,
   MemoryCrawlState,
+  parseCrawlAuth,
   parseCrawlOptions,
   parseTargetUrl,
   runCrawl,
@@ -30,6 +32,7 @@ import {
 } from "../crawler/index.ts";
 import { USER_AGENT } from "../config/version.ts";
 import { createProgressLine, formatElapsed, pagesPerSecond, REDRAW_EVERY_MS } from "./progress.ts";
+import { askPassword, PromptCancelledError } from "./password-prompt.ts";
 
 export interface CrawlCommandIo {
   stderr: (text: string) => void;
@@ -43,6 +46,11 @@ export interface CrawlCommandIo {
   onInterrupt: (handler: () => void) => () => void;
   /** A second Ctrl-C: leave at once. */
   exit: (code: number) => never;
+  /**
+   * The --auth-user password: GENAPI_AUTH_PASSWORD, else asked at the terminal without echo;
+   * null when there is neither (no terminal to ask at).
+   */
+  password: (user: string) => Promise<string | null>;
 }
 
 export const EXIT_INTERRUPTED = 130;
@@ -118,12 +126,73 @@ const NEEDS_OUTPUT =
   `the sitemap is larger than one file may be (${SITEMAP_MAX_URLS.toLocaleString("en-US")} URLs, ${SITEMAP_MAX_BYTES / 2 ** 20} MB): ` +
   "run again with --output FILE to write a sitemap index and its parts";
 
+/**
+ * Option `auth` of --auth-user, --header and --cookie, checked by the API's rules; the password is
+ * asked for last, once every flag is known to be good. Messages name the flag, never a value.
+ */
+export async function crawlAuthOf(config: CrawlCommandConfig, io: Pick<CrawlCommandIo, "password">): Promise<CrawlAuth | undefined> {
+  const auth: CrawlAuth = {};
+  if (config.headers.length > 0) auth.headers = uniqueNames(config.headers, "--header", (name) => name.toLowerCase());
+  if (config.cookies.length > 0) auth.cookies = uniqueNames(config.cookies, "--cookie", (name) => name);
+  if (auth.headers) {
+    const parsed = parseCrawlAuth({ headers: auth.headers });
+    if (!parsed.ok) {
+      const named = /^auth\.headers: (.*) cannot be set\.$/.exec(parsed.message);
+      throw new UsageError(
+        named
+          ? `--header: ${named[1]} cannot be set`
+          : `--header: a name must be an HTTP token and a value visible ASCII, at most 4096 characters each, at most 20 headers`,
+      );
+    }
+  }
+  if (auth.cookies && !parseCrawlAuth({ cookies: auth.cookies }).ok) {
+    throw new UsageError(
+      `--cookie: a name must be an HTTP token and a value visible ASCII without ";" or spaces, at most 4096 characters each, at most 50 cookies`,
+    );
+  }
+  if (config.authUser !== null) {
+    const user = config.authUser;
+    if (!parseCrawlAuth({ basic: { username: user, password: "" } }).ok) {
+      throw new UsageError(`--auth-user: a user name of at most 4096 characters, without ":" or control characters`);
+    }
+    let password: string | null;
+    try {
+      password = await io.password(user);
+    } catch (error) {
+      if (error instanceof PromptCancelledError) throw new UsageError(`--auth-user: ${error.message}`);
+      throw error;
+    }
+    if (password === null) {
+      throw new UsageError("--auth-user needs a password: set GENAPI_AUTH_PASSWORD, or run at a terminal to be asked for it");
+    }
+    if (!parseCrawlAuth({ basic: { username: user, password } }).ok) {
+      throw new UsageError("--auth-user: the password must have at most 4096 characters and no control characters");
+    }
+    auth.basic = { username: user, password };
+  }
+  return Object.keys(auth).length > 0 ? auth : undefined;
+}
+
+/** name -> value; a name given twice (as `key` compares names) is a flag error. */
+function uniqueNames(pairs: { name: string; value: string }[], flag: string, key: (name: string) => string): Record<string, string> {
+  const seen = new Set<string>();
+  const out: Record<string, string> = {};
+  for (const { name, value } of pairs) {
+    if (seen.has(key(name))) throw new UsageError(`${flag}: ${name} is given twice`);
+    seen.add(key(name));
+    out[name] = value;
+  }
+  return out;
+}
+
 export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlCommandConfig, io: CrawlCommandIo): Promise<number> {
   if (rawUrl === undefined) throw new UsageError("crawl needs a URL: genapi crawl https://example.com/");
   const url = parseTargetUrl(rawUrl);
   if (url === null) throw new UsageError(`URL "${rawUrl}": ${INVALID_URL_MESSAGE}`);
   const options = crawlOptionsOf(config);
   if (config.output !== null) checkOutputDirectory(config.output);
+  const auth = await crawlAuthOf(config, io);
+  if (auth) options.auth = auth;
 
   const stop = new AbortController();
   let interrupted = false;
@@ -246,9 +315,21 @@ function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, 
   );
 }
 
-/** The process's own streams and signals. */
-export function processCrawlIo(): CrawlCommandIo {
+/** The process's own streams and signals; `env` for GENAPI_AUTH_PASSWORD. */
+export function processCrawlIo(env: Record<string, string | undefined>): CrawlCommandIo {
   return {
+    async password(user) {
+      const given = env.GENAPI_AUTH_PASSWORD;
+      if (given !== undefined) return given;
+      if (!process.stdin.isTTY) return null;
+      try {
+        return await askPassword(`Password for ${user}: `, process.stdin, (text) => void process.stderr.write(text));
+      } catch (error) {
+        // Ctrl-C at the prompt is an interrupt like any other.
+        if (error instanceof PromptCancelledError && error.interrupted) process.exit(EXIT_INTERRUPTED);
+        throw error;
+      }
+    },
     stderr: (text) => void process.stderr.write(text),
     writeStdout: (text) => Bun.write(Bun.stdout, text),
     writeFile: (path, text) => Bun.write(path, text),

@@ -27,6 +27,7 @@ export interface ServeConfig {
   chromium: string | null;
   renderTabs: number;
   renderTimeoutSeconds: number;
+  secretKeyFile: string | null;
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
@@ -42,6 +43,8 @@ interface OptionSpec<T> {
   value?: string; // the placeholder in --help; absent for switches
   help: string;
   multiple?: boolean;
+  /** What separates the values of a `multiple` option in its variable (default ","). */
+  separator?: string;
   fallback: (env: Env) => T;
   parse: (text: string, name: string) => T;
 }
@@ -269,6 +272,14 @@ const serveSpecs = {
     fallback: () => 15,
     parse: integer(1, 300),
   },
+  secretKeyFile: {
+    flag: "secret-key-file",
+    env: ["GENAPI_SECRET_KEY_FILE"],
+    value: "PATH",
+    help: "32 random bytes in base64 (openssl rand -base64 32) that seal the credentials of jobs with auth; the same file on every instance of one PostgreSQL (default with SQLite: genapi.secret beside the database, created on first need; with PostgreSQL: none, and jobs with auth are refused)",
+    fallback: () => null,
+    parse: nonEmpty,
+  },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 
 /** `genapi crawl URL`: the crawl options as flags, plus where and how the result is written. */
@@ -287,6 +298,9 @@ export interface CrawlCommandConfig {
   hostDelayMs: number;
   maxConcurrency: number | null;
   delayMs: number;
+  authUser: string | null;
+  headers: { name: string; value: string }[];
+  cookies: { name: string; value: string }[];
   json: boolean;
   quiet: boolean;
   render: string;
@@ -415,6 +429,36 @@ const crawlSpecs = {
     fallback: () => 0,
     parse: integer(0, 60_000),
   },
+  // Credentials for the start URL's origin (commands/crawl.ts checks them as the API does). Their
+  // messages never repeat a value; variables keep values out of `ps` and the shell history.
+  authUser: {
+    flag: "auth-user",
+    env: ["GENAPI_AUTH_USER"],
+    value: "USER",
+    help: "basic auth user for the start URL's origin; the password comes from GENAPI_AUTH_PASSWORD, else it is asked at the terminal without echo",
+    fallback: () => null,
+    parse: (text: string) => text,
+  },
+  headers: {
+    flag: "header",
+    env: ["GENAPI_HEADERS"],
+    value: "'NAME: VALUE'",
+    help: "repeatable: a request header for the start URL's origin only (the variable: one header per line)",
+    multiple: true,
+    separator: "\n",
+    fallback: () => [],
+    parse: (text: string, name: string) => split(text, ":", `${name} must be 'Name: value'`),
+  },
+  cookies: {
+    flag: "cookie",
+    env: ["GENAPI_COOKIES"],
+    value: "'NAME=VALUE'",
+    help: "repeatable: a cookie for the start URL's origin only (the variable: one cookie per line)",
+    multiple: true,
+    separator: "\n",
+    fallback: () => [],
+    parse: (text: string, name: string) => split(text, "=", `${name} must be 'name=value'`),
+  },
   json: {
     flag: "json",
     env: ["GENAPI_JSON"],
@@ -429,7 +473,17 @@ const crawlSpecs = {
     fallback: () => false,
     parse: boolean,
   },
-} satisfies { [K in keyof CrawlCommandConfig]: OptionSpec<CrawlCommandConfig[K] | string | number> };
+} satisfies {
+  [K in keyof CrawlCommandConfig]: OptionSpec<CrawlCommandConfig[K] | CrawlCommandConfig["headers"][number] | string | number>;
+};
+
+/** "Name: value" or "name=value", each side trimmed; the message (which holds no value) when there is no name. */
+function split(text: string, separator: string, message: string): { name: string; value: string } {
+  const at = text.indexOf(separator);
+  const name = at < 0 ? "" : text.slice(0, at).trim();
+  if (name === "") throw new UsageError(message);
+  return { name, value: text.slice(at + 1).trim() };
+}
 
 type Specs = Record<string, OptionSpec<unknown>>;
 
@@ -466,7 +520,7 @@ export function resolveOptions<S extends Specs>(
       const text = env[envName]!;
       result[key] = spec.multiple
         ? text
-            .split(",")
+            .split(spec.separator ?? ",")
             .filter((part) => part.trim() !== "")
             .map((part) => spec.parse(part.trim(), envName))
         : spec.parse(text, envName);

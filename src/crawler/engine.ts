@@ -160,7 +160,14 @@ export async function runCrawl(
   signal?.addEventListener("abort", onAbort, { once: true });
   const timer = setTimeout(() => stop.abort(new CrawlStopped("timed out")), timerDelay(limits.timeoutMs));
   const crawlOptions = options.crawl ?? defaultCrawlOptions(limits.maxPages);
-  const crawl = new Crawl({ ...limits, maxPages: Math.min(limits.maxPages, crawlOptions.max_pages) }, deps, stop, state, crawlOptions);
+  const crawl = new Crawl(
+    { ...limits, maxPages: Math.min(limits.maxPages, crawlOptions.max_pages) },
+    deps,
+    stop,
+    state,
+    crawlOptions,
+    startUrl,
+  );
   const report = () => options.onProgress?.(crawl.progress());
   const ticker = options.onProgress ? setInterval(report, options.progressEveryMs ?? PROGRESS_EVERY_MS) : undefined;
   try {
@@ -227,6 +234,7 @@ class Crawl {
     private readonly stop: AbortController,
     private readonly state: CrawlState,
     private readonly options: CrawlOptions,
+    startUrl: string,
   ) {
     this.started = deps.now();
     this.filter = createUrlFilter(options);
@@ -236,7 +244,11 @@ class Crawl {
     this.connection =
       typeof deps.fetch === "function"
         ? plainConnection(deps.fetch, limits.concurrency)
-        : deps.fetch.open({ maxConcurrency: options.max_concurrency ?? undefined, delayMs: options.delay_ms ?? 0 });
+        : deps.fetch.open({
+            maxConcurrency: options.max_concurrency ?? undefined,
+            delayMs: options.delay_ms ?? 0,
+            credentials: credentialsFor(options, startUrl),
+          });
     this.concurrency = this.connection.maxConcurrency;
     const mode = deps.renderer ? (options.render ?? "never") : "never";
     this.rendering = mode === "always";
@@ -662,6 +674,15 @@ function invalidLink(text: string, depth: number): LinkVerdict {
 
 function failed(reason: string, exclusion: ExclusionReason): HopStep<Answer> {
   return { kind: "final", value: { kind: "failed", reason, exclusion } };
+}
+
+/**
+ * The crawl's credentials and their one origin: the start URL's as sent (a resumed job is given
+ * the same URL), never where its redirects lead (net/credentials.ts says why).
+ */
+function credentialsFor(options: CrawlOptions, startUrl: string) {
+  const start = options.auth && normaliseUrl(startUrl);
+  return start ? { auth: options.auth!, origin: originOf(start) } : undefined;
 }
 
 /** The start phase: a stopped crawl there means the start page could not be crawled. */

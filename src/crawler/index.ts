@@ -1,8 +1,8 @@
 // The crawler's one way in. Routes, jobs and the CLI import from here, never from the files below:
 //
-//   engine.ts, state.ts, options.ts, limits.ts, errors.ts, exclusions.ts, report.ts, filter.ts
+//   engine.ts, state.ts, options.ts, auth.ts, limits.ts, errors.ts, exclusions.ts, report.ts, filter.ts
 //     the crawl itself and its public face
-//   net/     every request to a site: address guard, HTTP/1.1 client, bounded body reads, redirects
+//   net/     every request to a site: address guard, politeness, credentials, HTTP/1.1 client, bounded body reads, redirects
 //   html/    links, robots meta, canonical and images read from a page (the tag scanner)
 //   robots/  robots.txt, its sitemaps, and the path patterns it shares with include/exclude
 //   url/     normalisation and the start URL's checks
@@ -25,9 +25,20 @@ export {
   RENDER_UNAVAILABLE,
   type RenderMode,
   parseCrawlOptions,
+  redactCrawlOptions,
   type CrawlOptions,
   type ParsedCrawlOptions,
 } from "./options.ts";
+export {
+  AUTH_SHAPE_MESSAGE,
+  type CrawlAuth,
+  MAX_AUTH_COOKIES,
+  MAX_AUTH_HEADERS,
+  MAX_AUTH_LENGTH,
+  parseCrawlAuth,
+  REDACTED,
+  redactAuth,
+} from "./auth.ts";
 export { defaultCrawlLimits, MAX_URL_LENGTH, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, type CrawlLimits } from "./limits.ts";
 export { CrawlFailedError, crawlErrorAnswer, NothingListedError, TargetRefusedError, type CrawlErrorAnswer } from "./errors.ts";
 export {

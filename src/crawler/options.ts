@@ -1,5 +1,6 @@
 // The crawl options of POST /api/generate and POST /api/jobs: read from the JSON body at step 3,
 // before admission, so an invalid option answers 400 and costs no quota.
+import { type CrawlAuth, parseCrawlAuth, redactAuth } from "./auth.ts";
 
 export interface CrawlOptions {
   /** Page requests of this crawl, 1 to the server's cap (the default). */
@@ -24,6 +25,8 @@ export interface CrawlOptions {
   delay_ms: number;
   /** Read pages through the browser: never, always, or when the start page shows it is needed. */
   render: RenderMode;
+  /** Credentials for the start URL's origin (auth.ts); absent when none were given. */
+  auth?: CrawlAuth;
 }
 
 export type RenderMode = "never" | "always" | "auto";
@@ -123,7 +126,17 @@ export function parseCrawlOptions(
     if (value !== "never" && !limits.renderAvailable) return invalid(RENDER_UNAVAILABLE);
     options.render = value as RenderMode;
   }
+  if (body.auth !== undefined) {
+    const parsed = parseCrawlAuth(body.auth);
+    if (!parsed.ok) return invalid(parsed.message);
+    options.auth = parsed.auth;
+  }
   return { ok: true, options };
+}
+
+/** The options as they may be shown or stored in clear: `auth` redacted (auth.ts), the rest as it is. */
+export function redactCrawlOptions(options: CrawlOptions): CrawlOptions {
+  return options.auth === undefined ? options : { ...options, auth: redactAuth(options.auth) };
 }
 
 const invalid = (message: string): ParsedCrawlOptions => ({ ok: false, message });

@@ -1,6 +1,7 @@
 // One job's crawl: the shared engine (runCrawl) over a store-backed state, with the job's options
 // as its limits and whatever time --job-timeout leaves after earlier attempts.
 import { type CrawlDeps, crawlErrorAnswer, defaultCrawlLimits, runCrawl } from "../crawler/index.ts";
+import { credentialsUnreadable, type JobCredentials } from "./job-credentials.ts";
 import type { ClaimedJob, JobStore } from "./job-store.ts";
 import type { CrawlEnd, JobControl } from "./runner.ts";
 import { defaultStoreStateOptions, StoreCrawlState, type StoreStateOptions } from "./store-crawl-state.ts";
@@ -13,6 +14,8 @@ export interface JobCrawlDeps {
   /** Requests in flight per job. */
   concurrency?: number;
   stateOptions?: Partial<StoreStateOptions>;
+  /** Opens a job's sealed credentials (option `auth`) for its crawl. */
+  credentials?: JobCredentials;
 }
 
 export function createJobCrawl(deps: JobCrawlDeps) {
@@ -41,6 +44,13 @@ export function createJobCrawl(deps: JobCrawlDeps) {
     };
     // Jobs stored before round 3 have no politeness options: the defaults.
     const options = { ...job.options, max_concurrency: job.options.max_concurrency ?? null, delay_ms: job.options.delay_ms ?? 0 };
+    // The stored options hold `auth` redacted: the crawl gets the sealed credentials, opened here,
+    // or does not run (a redacted value is never sent).
+    if (job.options.auth) {
+      const auth = job.credentials && deps.credentials ? await deps.credentials.open(job.id, job.credentials) : null;
+      if (auth === null) return { ok: false, error: { status: 502, message: credentialsUnreadable(job.url) }, progress: job.progress };
+      options.auth = auth;
+    }
     try {
       const run = await runCrawl(job.url, state, limits, deps.crawl, {
         signal: control.signal,

@@ -50,6 +50,8 @@ export interface NewJob {
   /** Kept only until the callback has been sent, then erased. */
   callbackSecret: string | null;
   createdAt: string;
+  /** The credentials of option `auth`, sealed (job-credentials.ts); erased when the job ends. `options` holds them redacted. */
+  credentials?: string | null;
 }
 
 /** One queued URL; seq orders the frontier (breadth first). */
@@ -89,7 +91,8 @@ export interface PendingCallback {
   secret: string;
 }
 
-export type ClaimedJob = StoredJob & { leaseOwner: string };
+/** A job claimed to run: with its sealed credentials, which only a claim reads. */
+export type ClaimedJob = StoredJob & { leaseOwner: string; credentials?: string | null };
 
 export interface JobStore {
   /** Adds a queued job unless `maxQueued` jobs already wait; false: the queue is full. */
@@ -100,9 +103,10 @@ export interface JobStore {
   /**
    * Takes the oldest job that is queued, or running or cancelled-unfinished under an expired
    * lease, for `owner` until `nowMs + leaseMs`; counts an attempt. Safe under concurrency: two
-   * processes never hold one job.
+   * processes never hold one job. `withCredentials` false: jobs with sealed credentials are left
+   * to processes that can open them.
    */
-  claim(owner: string, nowMs: number, leaseMs: number, nowIso: string): Promise<ClaimedJob | null>;
+  claim(owner: string, nowMs: number, leaseMs: number, nowIso: string, withCredentials?: boolean): Promise<ClaimedJob | null>;
   /**
    * Extends the lease and records progress; false when the lease is lost (another owner, or the
    * job finished). A job cancelled while it runs stays its owner's until the owner has published
@@ -113,7 +117,7 @@ export interface JobStore {
   checkpoint(id: string, owner: string, nowMs: number, leaseMs: number, batch: Checkpoint): Promise<boolean>;
   /** Gives a running job back to the queue with its progress (SIGTERM). */
   handBack(id: string, owner: string, progress: JobProgress): Promise<void>;
-  /** Records the outcome (the owner must still hold the job); the crawl state is dropped later, in batches. */
+  /** Records the outcome (the owner must still hold the job) and erases its credentials; the crawl state is dropped later, in batches. */
   finish(
     id: string,
     owner: string,
@@ -121,7 +125,8 @@ export interface JobStore {
   ): Promise<boolean>;
   /**
    * Cancels a queued job (finished at once with `queuedError`: it listed nothing) or a running one
-   * (its runner publishes what it found); returns the status before, or null when the job is gone.
+   * (its runner publishes what it found), erasing its credentials either way (a running crawl keeps
+   * its own copy in memory); returns the status before, or null when the job is gone.
    */
   cancel(id: string, nowIso: string, queuedError: JobError): Promise<JobStatus | null>;
   /** Deletes a job at once (404 from then on); its state and parts are deleted later, in batches. */

@@ -3,7 +3,7 @@
 import { t } from "elysia";
 import { type CrawlOptions, type CrawlReport, defaultCrawlOptions } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
-import { PolitenessModel, RenderModel } from "../sitemap/model.ts";
+import { authModel, crawlOptionFields, PolitenessModel, RenderModel } from "../sitemap/model.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export const FINISHED: readonly JobStatus[] = ["succeeded", "failed", "cancelled"];
@@ -76,8 +76,9 @@ export const JobOptionsModel = t.Object(
     }),
     delay_ms: jsonInteger({ minimum: 0, description: "Least time between two of the crawl's request starts, ms." }),
     render: t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")], { description: "JavaScript rendering mode." }),
+    auth: t.Optional(authModel(true)),
   },
-  { description: "The crawl options as accepted, defaults filled in." },
+  { description: "The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted." },
 );
 
 export const JobProgressModel = t.Object({
@@ -140,6 +141,7 @@ export const JobRequestModel = t.Object(
     max_concurrency: t.Optional(jsonInteger({ minimum: 1 })),
     delay_ms: t.Optional(jsonInteger({ minimum: 0, maximum: 60_000 })),
     render: t.Optional(t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")])),
+    auth: crawlOptionFields.auth,
   },
   { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
 );

@@ -3,7 +3,8 @@
 // job; another key or an unknown id answers 404 `Job not found.`
 import { Elysia, t } from "elysia";
 import { API_KEY_QUERY_SCHEME, API_KEY_SCHEME } from "../ops/docs.ts";
-import { type CrawlOptions, parseCrawlOptions, parseTargetUrl } from "../crawler/index.ts";
+import { type CrawlOptions, parseCrawlOptions, parseTargetUrl, redactCrawlOptions } from "../crawler/index.ts";
+import { AUTH_NEEDS_KEY_MESSAGE, type JobCredentials, noJobCredentials } from "./job-credentials.ts";
 import { newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
 import {
   createJobResponses,
@@ -65,6 +66,8 @@ export interface JobsDeps {
   eventsPollMs?: number;
   /** Aborts at shutdown: event streams end (clients reconnect elsewhere) instead of holding the stop. */
   stopSignal?: AbortSignal;
+  /** Seals option `auth` for the store; none: jobs with `auth` are refused. */
+  credentials?: JobCredentials;
 }
 
 interface JobBody {
@@ -75,13 +78,16 @@ interface JobBody {
 const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
   Response.json({ success: false, message }, { status, headers });
 
-/** The job as the API shows it: `result` or `error` only once it has one. */
+/**
+ * The job as the API shows it, its reads, lists, events and callbacks alike: `result` or `error`
+ * only once it has one, `options.auth` redacted (the store holds it redacted too).
+ */
 export function jobView(job: StoredJob): Job {
   const view: Job = {
     id: job.id,
     status: job.status,
     url: job.url,
-    options: job.options,
+    options: redactCrawlOptions(job.options),
     created_at: job.createdAt,
     started_at: job.startedAt,
     finished_at: job.finishedAt,
@@ -92,10 +98,11 @@ export function jobView(job: StoredJob): Job {
   return view;
 }
 
-function validateJobBody(maxPages: number, hostConcurrency: number, renderAvailable: boolean) {
+function validateJobBody(maxPages: number, hostConcurrency: number, renderAvailable: boolean, credentials: JobCredentials) {
   return (body: Record<string, unknown>): BodyCheck<JobBody> => {
     const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages, hostConcurrency, renderAvailable });
     if (!parsed.ok) return parsed;
+    if (parsed.options.auth && !credentials.available) return { ok: false, message: AUTH_NEEDS_KEY_MESSAGE };
     let callbackUrl: string | null = null;
     if (body.callback_url !== undefined) {
       const url = parseTargetUrl(body.callback_url);
@@ -139,7 +146,8 @@ const idParam = t.Object({ id: t.String({ description: "The job id from POST /ap
 const secured = { security: [{ [API_KEY_SCHEME]: [] }], tags: ["jobs"] };
 
 export const jobRoutes = (deps: JobsDeps) => {
-  const validate = validateJobBody(deps.maxPages, deps.hostConcurrency, deps.renderAvailable);
+  const credentials = deps.credentials ?? noJobCredentials;
+  const validate = validateJobBody(deps.maxPages, deps.hostConcurrency, deps.renderAvailable, credentials);
 
   /** The job if this request's key owns it; otherwise the 401 or 404 to answer. */
   async function ownJob(request: Request, id: string): Promise<StoredJob | Response> {
@@ -177,8 +185,19 @@ export const jobRoutes = (deps: JobsDeps) => {
           const callbackSecret = callbackUrl ? newCallbackSecret() : null;
           let created: boolean;
           try {
+            // The row keeps `auth` redacted in its options, and sealed (with this job's id) beside them.
+            const sealed = options.auth ? await credentials.seal(id, options.auth) : null;
             created = await deps.store.create(
-              { id, keyId: admitted.keyId, url: admitted.sent, options, callbackUrl, callbackSecret, createdAt: now },
+              {
+                id,
+                keyId: admitted.keyId,
+                url: admitted.sent,
+                options: redactCrawlOptions(options),
+                callbackUrl,
+                callbackSecret,
+                createdAt: now,
+                credentials: sealed,
+              },
               deps.maxQueued,
             );
           } catch (error) {

@@ -65,6 +65,8 @@ export interface RunnerDeps {
   log: (message: string) => void;
   /** Page requests a run made (its own, not its earlier attempts'): for the metrics. */
   countPages?: (pages: number) => void;
+  /** Whether this process can open sealed credentials; if not, jobs with them are left to others. */
+  claimsCredentials?: boolean;
 }
 
 export class JobRunner {
@@ -119,7 +121,13 @@ export class JobRunner {
   private async fill(): Promise<void> {
     while (!this.stopping && this.running.size < this.deps.maxJobs) {
       const now = this.deps.now();
-      const job = await this.deps.store.claim(this.deps.owner, now, this.deps.leaseMs, new Date(now).toISOString());
+      const job = await this.deps.store.claim(
+        this.deps.owner,
+        now,
+        this.deps.leaseMs,
+        new Date(now).toISOString(),
+        this.deps.claimsCredentials ?? true,
+      );
       if (!job) return;
       if (this.running.has(job.id)) {
         // Its lease ran out while it runs here (the store stalled past it): the claim renewed it.

@@ -15,6 +15,7 @@ import {
 import { USER_AGENT } from "../config/version.ts";
 import { createNotifier } from "./callback.ts";
 import { createJobCrawl } from "./job-crawl.ts";
+import { type JobCredentials, noJobCredentials } from "./job-credentials.ts";
 import type { JobStore } from "./job-store.ts";
 import { publishResult } from "./publish.ts";
 import { startRetention } from "./retention.ts";
@@ -51,11 +52,14 @@ export interface JobServiceDeps {
   renderer?: Renderer | null;
   /** Page requests of each job run, for the metrics. */
   countPages?: (pages: number) => void;
+  /** Seals and opens jobs' credentials under the server's secret key; none: jobs with `auth` are refused. */
+  credentials?: JobCredentials;
 }
 
 export function createJobService(config: JobConfig, deps: JobServiceDeps) {
   // Requests use `deps.store`; everything below runs off the request path.
   const store = deps.background;
+  const credentials = deps.credentials ?? noJobCredentials;
   const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
   const resolve = deps.resolve ?? systemResolver;
   const leaseMs = config.jobLeaseSeconds * 1000;
@@ -81,6 +85,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
         userAgent: USER_AGENT,
         renderer: deps.renderer,
       },
+      credentials,
     }),
     publish: (job, truncated, progress, reports) =>
       publishResult(store, job, {
@@ -105,6 +110,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     }),
     log: deps.log,
     countPages: deps.countPages,
+    claimsCredentials: credentials.available,
   });
   let retention: { stop: () => Promise<void> } | undefined;
   const stopping = new AbortController();
@@ -124,6 +130,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     storeError: deps.storeError,
     log: deps.log,
     stopSignal: stopping.signal,
+    credentials,
   };
 
   return {

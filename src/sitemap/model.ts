@@ -5,6 +5,9 @@ import {
   EXCLUSION_REASONS,
   type ExclusionReason,
   INVALID_EXAMPLE_LENGTH,
+  MAX_AUTH_COOKIES,
+  MAX_AUTH_HEADERS,
+  MAX_AUTH_LENGTH,
   MAX_DELAY_MS,
   MAX_EXAMPLES_PER_REASON,
   MAX_PARAM_NAME_LENGTH,
@@ -19,6 +22,61 @@ const patterns = (description: string, example: string[]) =>
       description,
       examples: [example],
     }),
+  );
+
+const nameValues = (max: number, what: string, redacted: boolean) =>
+  t.Unsafe<Record<string, string>>({
+    type: "object",
+    maxProperties: max,
+    propertyNames: { type: "string", minLength: 1, maxLength: MAX_AUTH_LENGTH, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+    additionalProperties: redacted ? { type: "string", const: "***" } : { type: "string", maxLength: MAX_AUTH_LENGTH },
+    description: what,
+  });
+
+/**
+ * Option `auth` (`redacted`: as a job shows it, every password and value "***"). Credentials for
+ * the start URL's origin only: its pages, redirect hops, robots.txt and sitemaps, never another origin.
+ */
+export const authModel = (redacted: boolean) =>
+  t.Object(
+    {
+      basic: t.Optional(
+        t.Object(
+          {
+            username: t.String({ maxLength: MAX_AUTH_LENGTH, pattern: "^[^:]*$" }),
+            password: redacted ? t.Literal("***") : t.String({ maxLength: MAX_AUTH_LENGTH }),
+          },
+          { additionalProperties: false, description: "HTTP basic authentication (RFC 7617, UTF-8)." },
+        ),
+      ),
+      headers: t.Optional(
+        nameValues(
+          MAX_AUTH_HEADERS,
+          "Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.`",
+          redacted,
+        ),
+      ),
+      cookies: t.Optional(nameValues(MAX_AUTH_COOKIES, "Cookies, name to value, sent in one Cookie header.", redacted)),
+    },
+    {
+      additionalProperties: false,
+      minProperties: 1,
+      description: redacted
+        ? "The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`."
+        : "Credentials for the start URL's origin (as sent) only: its pages, redirect hops, robots.txt and sitemaps, never another origin. " +
+          "Never shown again (jobs show them redacted); a job keeps them encrypted under the server's secret key until it ends. " +
+          "A bad shape answers 400 `auth must be an object with basic, headers or cookies.`; on a server that cannot keep them " +
+          "(PostgreSQL without --secret-key-file) a job answers 400 `auth needs --secret-key-file on this server.`",
+      examples: redacted
+        ? [{ basic: { username: "preview", password: "***" }, headers: { "X-Preview-Token": "***" } }]
+        : [
+            {
+              basic: { username: "preview", password: "correct horse" },
+              headers: { "X-Preview-Token": "abc123" },
+              cookies: { session: "s3cr3t" },
+            },
+          ],
+    },
   );
 
 /**
@@ -108,6 +166,7 @@ export const crawlOptionFields = {
       examples: [250],
     }),
   ),
+  auth: t.Optional(authModel(false)),
 };
 
 /** `data.render`: whether pages were read through the browser. */

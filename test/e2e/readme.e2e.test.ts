@@ -195,6 +195,14 @@ const EXAMPLES: Record<string, Example> = {
       expect(answer!.data.sitemap).toContain(`<image:image><image:loc>${siteUrl()}/logo.png</image:loc></image:image>`);
     },
   },
+  "curl -s -X POST http://localhost:8080/api/generate -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' \\": {
+    check(run) {
+      // The site here asks for nothing: the credentials go with every request to it, and the crawl is whole.
+      const [answer] = jsonValues(run.stdout) as Record<string, any>[];
+      expect(answer).toMatchObject({ success: true, data: { url_count: 4 } });
+      expect(locs(answer!.data.sitemap)).toEqual(pages());
+    },
+  },
   "curl -s -X POST http://localhost:8080/api/jobs -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' \\": {
     needs: "jq",
     async check(run) {

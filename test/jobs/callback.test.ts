@@ -5,14 +5,14 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { createNotifier } from "../../src/jobs/callback.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 
 test("a callback whose name now resolves to a private address is not sent; the log says the guard refused it", async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, sqliteMigrations);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({ read: direct, write: direct });
   const id = newJobId();
@@ -57,7 +57,7 @@ test("a callback whose name now resolves to a private address is not sent; the l
 
 test("a callback that keeps failing is tried 4 times, and the log says 4", async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, sqliteMigrations);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({ read: direct, write: direct });
   const id = newJobId();

@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
@@ -18,7 +18,7 @@ import type { JobStore } from "../../src/jobs/job-store.ts";
 
 function memoryStore(): JobStore {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, sqliteMigrations);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   return createSqliteJobStore({ read: direct, write: direct });
 }
@@ -38,7 +38,7 @@ function treeSite(size: number, delayMs = 1): HopFetcher {
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, sqliteMigrations);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({ read: direct, write: direct });
   const id = newJobId();
@@ -107,7 +107,7 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
 
 test("a store that fails claims is logged once per problem, and once when claims work again", async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, sqliteMigrations);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const real = createSqliteJobStore({ read: direct, write: direct });
   const failures = [

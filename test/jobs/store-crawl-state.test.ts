@@ -5,10 +5,10 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, expect, test } from "bun:test";
 import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
-import { postgresJobsMigration } from "../../src/db/postgres/migrations.ts";
+import { postgresCredentialsMigration, postgresJobsMigration } from "../../src/db/postgres/migrations.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { migrations, sqliteCredentialsMigration, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore } from "../../src/jobs/job-store.ts";
 import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
@@ -24,7 +24,7 @@ afterAll(async () => {
 
 async function sqliteStore(): Promise<JobStore> {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration]);
   closers.push(() => db.close());
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   return createSqliteJobStore({ read: direct, write: direct });
@@ -35,6 +35,7 @@ function postgresStore(): Promise<JobStore> {
   pg ??= (async () => {
     const sql = new SQL(await createDatabase());
     await sql.unsafe(postgresJobsMigration.sql);
+    await sql.unsafe(postgresCredentialsMigration.sql);
     closers.push(() => sql.close());
     return createPostgresJobStore({ query: (fn) => fn(sql) });
   })();

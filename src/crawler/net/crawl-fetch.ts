@@ -1,7 +1,9 @@
 // The one network path of a crawl, built the same way by every caller (the API's crawls, jobs and
-// `genapi crawl`): the address guard, then the host's politeness, then the crawler's HTTP/1.1
-// client with one keep-alive pool for the process. Whatever a request to a site must pass goes here.
+// `genapi crawl`): the address guard, then the host's politeness, then the crawl's credentials for
+// the start origin only (credentials.ts), then the crawler's HTTP/1.1 client with one keep-alive
+// pool for the process. Whatever a request to a site must pass goes here.
 import { systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
+import { type CrawlCredentials, withCredentials } from "./credentials.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
 import { createHttpClient } from "./http-client.ts";
 import {
@@ -43,10 +45,15 @@ export interface CrawlConnection {
   subFetch(url: URL, init: { headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal }): Promise<Response>;
 }
 
+/** One crawl's settings: its own politeness, and its credentials (sent to their origin only, credentials.ts). */
+export interface CrawlSettings extends CrawlPoliteness {
+  credentials?: CrawlCredentials;
+}
+
 export interface CrawlNetwork {
   /** The per-host limits every crawl of this network obeys. */
   readonly config: PolitenessConfig;
-  open(settings?: CrawlPoliteness): CrawlConnection;
+  open(settings?: CrawlSettings): CrawlConnection;
 }
 
 export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
@@ -59,7 +66,10 @@ export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
     config,
     open(settings = {}) {
       const crawl = politeness.open(settings);
-      const send = crawl.wrap(client.send);
+      // The credentials are the last step before the client: nothing after them adds a header.
+      // Every request of the crawl goes through it, the browser's too when pages are rendered, so
+      // that the start origin's credentials reach it and only it.
+      const send = crawl.wrap(settings.credentials ? withCredentials(client.send, settings.credentials) : client.send);
       const fetch = createGuardedFetch(options.policy, resolve, send);
       let thirdParty: HopFetcher | undefined;
       return {

@@ -82,8 +82,8 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           // The count and the insert must not interleave with another instance's: one lock for the queue.
           await tx.unsafe(`SELECT pg_advisory_xact_lock(hashtext('genapi.jobs.queue'))`);
           const rows = await tx.unsafe(
-            `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress)
-             SELECT $1, $2, 'queued', $3, $4, $5, $6, $7, $8
+            `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress, credentials)
+             SELECT $1, $2, 'queued', $3, $4, $5, $6, $7, $8, $10
              WHERE (SELECT count(*) FROM jobs WHERE status = 'queued') < $9
              RETURNING id`,
             [
@@ -96,6 +96,7 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
               job.createdAt,
               JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
               maxQueued,
+              job.credentials ?? null,
             ],
           );
           return rows.length === 1;
@@ -118,21 +119,23 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
         return (rows as Row[]).map(jobFromRow);
       }),
 
-    claim: (owner, nowMs, leaseMs, nowIso) =>
+    claim: (owner, nowMs, leaseMs, nowIso, withCredentials = true) =>
       run(async (sql) => {
         const rows = await sql.unsafe(
           `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE 'running' END,
              lease_owner = $1, lease_until = $2, attempts = attempts + 1, started_at = coalesce(started_at, $3)
            WHERE seq = (
              SELECT seq FROM jobs
-             WHERE status = 'queued'
-                OR (status IN ('running', 'cancelled') AND result IS NULL AND error IS NULL AND lease_until < $4)
+             WHERE (status = 'queued'
+                OR (status IN ('running', 'cancelled') AND result IS NULL AND error IS NULL AND lease_until < $4))
+               AND (credentials IS NULL OR $5::boolean)
              ORDER BY seq LIMIT 1
              FOR UPDATE SKIP LOCKED)
-           RETURNING ${COLUMNS}`,
-          [owner, nowMs + leaseMs, nowIso, nowMs],
+           RETURNING ${COLUMNS}, credentials`,
+          [owner, nowMs + leaseMs, nowIso, nowMs, withCredentials],
         );
-        return rows.length ? ({ ...jobFromRow(rows[0] as Row), leaseOwner: owner } satisfies ClaimedJob) : null;
+        const row = rows[0] as (Row & { credentials: string | null }) | undefined;
+        return row ? ({ ...jobFromRow(row), leaseOwner: owner, credentials: row.credentials } satisfies ClaimedJob) : null;
       }),
 
     heartbeat: (id, owner, nowMs, leaseMs, progress) =>
@@ -194,7 +197,7 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
             // A job cancelled meanwhile stays cancelled, whatever its runner found.
             `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE $1 END, result = $2, error = $3, progress = $4,
                finished_at = coalesce(finished_at, $5),
-               lease_owner = NULL, lease_until = NULL
+               lease_owner = NULL, lease_until = NULL, credentials = NULL
              WHERE id = $6 AND lease_owner = $7 RETURNING id`,
             [
               outcome.status,
@@ -218,13 +221,13 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
           if (!rows.length) return null;
           const status = (rows[0] as { status: JobStatus }).status;
           if (status === "queued") {
-            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, error = $2 WHERE id = $3`, [
+            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, error = $2, credentials = NULL WHERE id = $3`, [
               nowIso,
               JSON.stringify(queuedError),
               id,
             ]);
           } else if (status === "running") {
-            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2`, [nowIso, id]);
+            await tx.unsafe(`UPDATE jobs SET status = 'cancelled', finished_at = $1, credentials = NULL WHERE id = $2`, [nowIso, id]);
           }
           return status;
         }),

@@ -108,4 +108,16 @@ export const postgresHostsMigration = {
     );`,
 };
 
-export const postgresMigrations: Migration[] = [...keyMigrations, postgresJobsMigration, postgresHostsMigration];
+/** Version 5: a job's sealed credentials (as SQLite's version 5). */
+export const postgresCredentialsMigration = {
+  version: 5,
+  description: "jobs: sealed credentials of option auth, erased when the job ends",
+  sql: `ALTER TABLE jobs ADD COLUMN credentials TEXT;`,
+};
+
+export const postgresMigrations: Migration[] = [
+  ...keyMigrations,
+  postgresJobsMigration,
+  postgresHostsMigration,
+  postgresCredentialsMigration,
+];

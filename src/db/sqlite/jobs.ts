@@ -24,8 +24,8 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
       write((db) => {
         const { changes } = db
           .query(
-            `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress)
-             SELECT ?, ?, 'queued', ?, ?, ?, ?, ?, ?
+            `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress, credentials)
+             SELECT ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?
              WHERE (SELECT count(*) FROM jobs WHERE status = 'queued') < ?`,
           )
           .run(
@@ -37,6 +37,7 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
             job.callbackSecret,
             job.createdAt,
             JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+            job.credentials ?? null,
             maxQueued,
           );
         return changes === 1;
@@ -56,22 +57,23 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
           .map(jobFromRow),
       ),
 
-    claim: (owner, nowMs, leaseMs, nowIso) =>
+    claim: (owner, nowMs, leaseMs, nowIso, withCredentials = true) =>
       write((db) => {
         // One statement: the subquery and the update see the same snapshot under SQLite's single writer.
         const row = db
-          .query<JobRow, [string, number, string, number]>(
+          .query<JobRow & { credentials: string | null }, [string, number, string, number, number]>(
             `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE 'running' END,
                lease_owner = ?1, lease_until = ?2, attempts = attempts + 1, started_at = coalesce(started_at, ?3)
              WHERE seq = (
                SELECT seq FROM jobs
-               WHERE status = 'queued'
-                  OR (status IN ('running', 'cancelled') AND result IS NULL AND error IS NULL AND lease_until < ?4)
+               WHERE (status = 'queued'
+                  OR (status IN ('running', 'cancelled') AND result IS NULL AND error IS NULL AND lease_until < ?4))
+                 AND (credentials IS NULL OR ?5)
                ORDER BY seq LIMIT 1)
-             RETURNING ${COLUMNS}`,
+             RETURNING ${COLUMNS}, credentials`,
           )
-          .get(owner, nowMs + leaseMs, nowIso, nowMs);
-        return row ? ({ ...jobFromRow(row), leaseOwner: owner } satisfies ClaimedJob) : null;
+          .get(owner, nowMs + leaseMs, nowIso, nowMs, withCredentials ? 1 : 0);
+        return row ? ({ ...jobFromRow(row), leaseOwner: owner, credentials: row.credentials } satisfies ClaimedJob) : null;
       }),
 
     heartbeat: (id, owner, nowMs, leaseMs, progress) =>
@@ -118,7 +120,7 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
               // A job cancelled meanwhile stays cancelled, whatever its runner found.
               `UPDATE jobs SET status = CASE status WHEN 'cancelled' THEN 'cancelled' ELSE ? END, result = ?, error = ?, progress = ?,
                  finished_at = coalesce(finished_at, ?),
-                 lease_owner = NULL, lease_until = NULL
+                 lease_owner = NULL, lease_until = NULL, credentials = NULL
                WHERE id = ? AND lease_owner = ?`,
             )
             .run(
@@ -141,13 +143,13 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
           const row = db.query<{ status: JobStatus }, [string]>(`SELECT status FROM jobs WHERE id = ?`).get(id);
           if (!row) return null;
           if (row.status === "queued") {
-            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, error = ? WHERE id = ?`).run(
+            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, error = ?, credentials = NULL WHERE id = ?`).run(
               nowIso,
               JSON.stringify(queuedError),
               id,
             );
           } else if (row.status === "running") {
-            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ?`).run(nowIso, id);
+            db.query(`UPDATE jobs SET status = 'cancelled', finished_at = ?, credentials = NULL WHERE id = ?`).run(nowIso, id);
           }
           return row.status;
         })(),

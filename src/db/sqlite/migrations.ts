@@ -117,5 +117,13 @@ export const sqliteHostsMigration = {
     ) STRICT, WITHOUT ROWID;`,
 };
 
+/** Version 5: a job's sealed credentials (option `auth`). */
+export const sqliteCredentialsMigration = {
+  version: 5,
+  description: "jobs: sealed credentials of option auth, erased when the job ends",
+  // AES-256-GCM text (src/jobs/job-credentials.ts); NULL once the job has ended, or when it has none.
+  sql: `ALTER TABLE jobs ADD COLUMN credentials TEXT;`,
+};
+
 /** Every step, as the store runs them. */
-export const sqliteMigrations = [...migrations, sqliteJobsMigration, sqliteHostsMigration];
+export const sqliteMigrations = [...migrations, sqliteJobsMigration, sqliteHostsMigration, sqliteCredentialsMigration];

@@ -1017,6 +1017,36 @@ export interface operations {
                      * @example 250
                      */
                     delay_ms?: number;
+                    /**
+                     * @description Credentials for the start URL's origin (as sent) only: its pages, redirect hops, robots.txt and sitemaps, never another origin. Never shown again (jobs show them redacted); a job keeps them encrypted under the server's secret key until it ends. A bad shape answers 400 `auth must be an object with basic, headers or cookies.`; on a server that cannot keep them (PostgreSQL without --secret-key-file) a job answers 400 `auth needs --secret-key-file on this server.`
+                     * @example {
+                     *       "basic": {
+                     *         "username": "preview",
+                     *         "password": "correct horse"
+                     *       },
+                     *       "headers": {
+                     *         "X-Preview-Token": "abc123"
+                     *       },
+                     *       "cookies": {
+                     *         "session": "s3cr3t"
+                     *       }
+                     *     }
+                     */
+                    auth?: {
+                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                        basic?: {
+                            username: string;
+                            password: string;
+                        };
+                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Cookies, name to value, sent in one Cookie header. */
+                        cookies?: {
+                            [key: string]: string;
+                        };
+                    };
                 };
             };
         };
@@ -1433,7 +1463,7 @@ export interface operations {
                                 status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                                 /** @description The URL as sent. */
                                 url: string;
-                                /** @description The crawl options as accepted, defaults filled in. */
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                                 options: {
                                     /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                     max_pages: number;
@@ -1454,6 +1484,34 @@ export interface operations {
                                     delay_ms: number;
                                     /** @description JavaScript rendering mode. */
                                     render: "never" | "always" | "auto";
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1625,6 +1683,36 @@ export interface operations {
                     max_concurrency?: number;
                     delay_ms?: number;
                     render?: "never" | "always" | "auto";
+                    /**
+                     * @description Credentials for the start URL's origin (as sent) only: its pages, redirect hops, robots.txt and sitemaps, never another origin. Never shown again (jobs show them redacted); a job keeps them encrypted under the server's secret key until it ends. A bad shape answers 400 `auth must be an object with basic, headers or cookies.`; on a server that cannot keep them (PostgreSQL without --secret-key-file) a job answers 400 `auth needs --secret-key-file on this server.`
+                     * @example {
+                     *       "basic": {
+                     *         "username": "preview",
+                     *         "password": "correct horse"
+                     *       },
+                     *       "headers": {
+                     *         "X-Preview-Token": "abc123"
+                     *       },
+                     *       "cookies": {
+                     *         "session": "s3cr3t"
+                     *       }
+                     *     }
+                     */
+                    auth?: {
+                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                        basic?: {
+                            username: string;
+                            password: string;
+                        };
+                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Cookies, name to value, sent in one Cookie header. */
+                        cookies?: {
+                            [key: string]: string;
+                        };
+                    };
                 };
             };
         };
@@ -1682,7 +1770,7 @@ export interface operations {
                             status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                             /** @description The URL as sent. */
                             url: string;
-                            /** @description The crawl options as accepted, defaults filled in. */
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                             options: {
                                 /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                 max_pages: number;
@@ -1703,6 +1791,34 @@ export interface operations {
                                 delay_ms: number;
                                 /** @description JavaScript rendering mode. */
                                 render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1966,7 +2082,7 @@ export interface operations {
                             status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                             /** @description The URL as sent. */
                             url: string;
-                            /** @description The crawl options as accepted, defaults filled in. */
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                             options: {
                                 /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                 max_pages: number;
@@ -1987,6 +2103,34 @@ export interface operations {
                                 delay_ms: number;
                                 /** @description JavaScript rendering mode. */
                                 render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -2179,7 +2323,7 @@ export interface operations {
                             status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                             /** @description The URL as sent. */
                             url: string;
-                            /** @description The crawl options as accepted, defaults filled in. */
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
                             options: {
                                 /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
                                 max_pages: number;
@@ -2200,6 +2344,34 @@ export interface operations {
                                 delay_ms: number;
                                 /** @description JavaScript rendering mode. */
                                 render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
                             };
                             /** Format: date-time */
                             created_at: string;
