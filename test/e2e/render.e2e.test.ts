@@ -5,7 +5,6 @@
 // request that escapes interception meeting the closed proxy, the limits (render timeout, a script
 // that allocates without end, 100 sub-requests a page, --render-tabs, a browser killed mid-crawl),
 // politeness counting the browser's requests, a server without Chromium, and `genapi crawl --render`.
-// Three tests are `test.failing`: each shows a bug in src/ (said above it) and turns red once fixed.
 //
 // Chromium refuses to run as root with its sandbox and these tests run as root, so every process
 // that renders is started with GENAPI_CHROMIUM_NO_SANDBOX=1 (the service never sets it). Needs
@@ -248,12 +247,11 @@ fetch("/pages.json").then((r) => r.json()).then((pages) => { for (const page of 
     }, 60_000);
   });
 
-  // FAILS (a bug in src/, reported): WebRTC is neither paused by the Fetch domain nor sent through
-  // the browser's proxy, so a page's STUN binding requests go out over UDP to any address (here the
-  // private listener's port) — an escape from genapi's network path. Starting Chromium with
-  // --webrtc-ip-handling-policy=disable_non_proxied_udp stops it (checked on a patched build).
-  // Remove `.failing` once fixed.
-  test.failing("a page's WebRTC reaches no private address, over UDP (STUN) or TCP (TURN)", async () => {
+  // WebRTC is neither paused by the Fetch domain nor sent through the browser's proxy: before the
+  // fix a page's STUN binding requests went out over UDP to any address (here the private
+  // listener's port). Chromium now starts with disable_non_proxied_udp, and pages have no
+  // RTCPeerConnection.
+  test("a page's WebRTC reaches no private address, over UDP (STUN) or TCP (TURN)", async () => {
     const tcp = listenPrivate();
     let datagrams = 0;
     const udp = await Bun.udpSocket({
@@ -359,12 +357,10 @@ const a = document.createElement("a"); a.href = "/from-calm"; document.body.appe
       }
     }, 90_000);
 
-    // FAILS (a bug in src/, reported): when the page's script never yields, the DOM cannot be read
-    // (Runtime.evaluate waits behind the script) and render.ts hands back "" as the DOM: the page
-    // loses the robots meta and links its HTML has (a noindex page is listed) and is counted as
-    // rendered. The DOM as it stands still holds what was parsed before the script; the raw HTML is
-    // the closest reading. Remove `.failing` once fixed.
-    test.failing("a page whose script never yields keeps its HTML's noindex and links", async () => {
+    // When the page's script never yields, the DOM cannot be read (Runtime.evaluate waits behind
+    // the script): before the fix the page was read as "" and lost the robots meta and links its
+    // HTML has (a noindex page was listed). Now the raw HTML is read.
+    test("a page whose script never yields keeps its HTML's noindex and links", async () => {
       const site = serveRenderSite({
         "/": `<!doctype html><html><body><a href="/stuck">stuck</a><a href="/stuck-noindex">stuck, noindex</a></body></html>`,
         "/stuck": `<!doctype html><html><body><a href="/from-stuck">a link before the script</a><script>for (;;) {}</script></body></html>`,
@@ -496,11 +492,10 @@ const a = document.createElement("a"); a.href = "/next"; document.body.appendChi
     }
   }, 90_000);
 
-  // FAILS (a bug in src/, reported): the browser's memory check (every 25 pages) sums VmRSS over
-  // its processes, which counts the pages they share once per process: small pages read ~1.1-1.3
-  // GiB there while their Pss sums to well under 1 GiB, so the browser is restarted at nearly
-  // every check instead of every 500 pages. Remove `.failing` once fixed.
-  test.failing("a short crawl of small pages does not restart the browser (under 500 pages and 1 GiB)", async () => {
+  // The browser's memory check (every 25 pages) summed VmRSS over its processes, counting shared
+  // pages once per process (1.1-1.3 GiB for small pages): it restarted the browser at nearly every
+  // check. It sums Pss now.
+  test("a short crawl of small pages does not restart the browser (under 500 pages and 1 GiB)", async () => {
     const paths = Array.from({ length: 30 }, (_, i) => `/s/${i}`);
     const page = `<!doctype html><html><body><script>
 for (const path of ${JSON.stringify(paths)}) { const a = document.createElement("a"); a.href = path; document.body.appendChild(a); }

@@ -166,6 +166,9 @@ export class Browser {
       "--proxy-server=http://127.0.0.1:9",
       "--proxy-bypass-list=<-loopback>",
       "--disable-background-networking",
+      // WebRTC would reach the network over UDP, around the proxy: no UDP but through it (none).
+      "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+      "--webrtc-ip-handling-policy=disable_non_proxied_udp",
       "--disable-component-update",
       "--disable-sync",
       "--disable-default-apps",
@@ -246,7 +249,11 @@ async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
   throw new CdpError(`the browser did not start${why ? `: ${why.replace(/^\[[^\]]*\]\s*/, "").slice(0, 300)}` : ""}`);
 }
 
-/** Resident memory of a process and its descendants (Linux /proc), or null where /proc is not readable. */
+/**
+ * Memory of a process and its descendants (Linux /proc): the proportional set size, so that pages
+ * the browser's processes share count once (their RSS summed counts them in every process, and
+ * passed 1 GiB on a few tabs). Null where /proc is not readable.
+ */
 export function treeRss(root: number): number | null {
   try {
     const children = new Map<number, number[]>();
@@ -259,6 +266,8 @@ export function treeRss(root: number): number | null {
         const pid = Number(name);
         const ppid = Number(fields[1]);
         rss.set(pid, Number(fields[21]) * 4096);
+        const rollup = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${name}/smaps_rollup`, "utf8"));
+        if (rollup) rss.set(pid, Number(rollup[1]) * 1024);
         const list = children.get(ppid) ?? [];
         list.push(pid);
         children.set(ppid, list);

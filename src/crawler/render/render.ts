@@ -13,7 +13,7 @@
 import type { Protocol } from "devtools-protocol";
 import { discardBody, readCapped } from "../net/body.ts";
 import type { Browser } from "./browser.ts";
-import type { Cdp } from "./cdp.ts";
+import { type Cdp, CdpError } from "./cdp.ts";
 
 export const MAX_SUBREQUESTS = 100;
 /** Quiet time after the load event before the DOM is read. */
@@ -49,6 +49,7 @@ export interface Rendered {
 const PAGE_PRELUDE = `(() => {
   try { Object.defineProperty(navigator, "serviceWorker", { get: () => undefined, configurable: false }); } catch {}
   try { navigator.sendBeacon = () => false; } catch {}
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel"]) { try { delete window[name]; } catch {} }
 })();`;
 
 export async function renderPage(browser: Browser, input: RenderInput): Promise<Rendered> {
@@ -189,8 +190,10 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise
       ),
       Bun.sleep(3_000).then(() => null),
     ]);
-    const html = typeof result?.result.value === "string" ? result.result.value : "";
-    return { html, subrequests, refused, timedOut };
+    // A script that never yields keeps the DOM from being read: the page is read raw instead.
+    if (typeof result?.result.value !== "string" || result.result.value === "")
+      throw new CdpError("the page's DOM could not be read (a script kept it busy)");
+    return { html: result.result.value, subrequests, refused, timedOut };
   } finally {
     abort.abort(new Error("rendered"));
     input.signal.removeEventListener("abort", onOuterAbort);
