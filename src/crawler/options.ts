@@ -18,6 +18,8 @@ export interface CrawlOptions {
   alternates: boolean;
   /** `<image:image>` entries for the page's `<img src>`. */
   images: boolean;
+  /** The link report: broken links, redirects and the site's sitemap errors (links/). */
+  link_report: boolean;
 }
 
 /** Bounds that the OpenAPI schemas (model.ts) state too. */
@@ -37,6 +39,7 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
     sitemaps_from_robots: false,
     alternates: false,
     images: false,
+    link_report: false,
   };
 }
 
@@ -84,6 +87,10 @@ export function parseCrawlOptions(body: Record<string, unknown>, limits: { maxPa
     if (value === undefined) continue;
     if (typeof value !== "boolean") return invalid(`${field} must be true or false.`);
     options[field] = value;
+  }
+  if (body.link_report !== undefined) {
+    if (typeof body.link_report !== "boolean") return invalid("link_report must be true or false.");
+    options.link_report = body.link_report;
   }
   return { ok: true, options };
 }

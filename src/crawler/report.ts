@@ -1,6 +1,7 @@
 // The crawl report, built in one place: the /api/generate success `data` (without `sitemap`), a
 // job's `result` (plus its sitemap's address) and `genapi crawl --json` are this object.
 import type { ExclusionReport } from "./exclusions.ts";
+import type { LinkCounts, LinkReport } from "./links/model.ts";
 
 export interface CrawlReport extends ExclusionReport {
   /** The start URL after redirects. */
@@ -10,6 +11,8 @@ export interface CrawlReport extends ExclusionReport {
   truncated: boolean;
   duration_ms: number;
   generated_at: string;
+  /** With link_report: the lists (cut to 1,000 each), or a job's counts (its lists are links.json). */
+  links?: LinkReport | LinkCounts;
 }
 
 /** What a finished crawl knows of itself, whichever state (memory or the store) held it. */
@@ -20,10 +23,12 @@ export interface CrawlOutcome {
   truncated: boolean;
   durationMs: number;
   exclusions: ExclusionReport;
+  /** Only for a crawl run with link_report. */
+  links?: LinkReport | LinkCounts;
 }
 
 export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlReport {
-  return {
+  const report: CrawlReport = {
     url: outcome.url,
     url_count: outcome.urlCount,
     pages_crawled: outcome.pagesCrawled,
@@ -33,4 +38,6 @@ export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlRepo
     excluded: outcome.exclusions.excluded,
     excluded_examples: outcome.exclusions.excluded_examples,
   };
+  if (outcome.links) report.links = outcome.links;
+  return report;
 }

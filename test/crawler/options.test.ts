@@ -25,6 +25,7 @@ describe("parseCrawlOptions", () => {
       sitemaps_from_robots: false,
       alternates: false,
       images: false,
+      link_report: false,
     });
   });
 
@@ -38,8 +39,14 @@ describe("parseCrawlOptions", () => {
       sitemaps_from_robots: true,
       alternates: true,
       images: false,
+      link_report: true,
     };
     expect(parse(body)).toEqual({ ok: true, options: body });
+  });
+
+  test("link_report: true or false, named in the message", () => {
+    for (const value of ["true", 1, null, {}]) expect(message({ link_report: value })).toBe("link_report must be true or false.");
+    expect(parse({ link_report: true })).toMatchObject({ ok: true, options: { link_report: true } });
   });
 
   test("max_pages: an integer from 1 to the cap, the cap named in the message", () => {
