@@ -113,6 +113,48 @@ describe("the generated client against the compiled server", () => {
     const cancelled = await client.DELETE("/api/jobs/{id}", { params: { path: { id } }, headers });
     check("DELETE", "/api/jobs/{id}", cancelled.response, cancelled.data ?? cancelled.error);
   }, 60_000);
+  /** A site with a broken link (from two pages), a redirect, a redirect loop and a robots-disallowed link. */
+  const linkedSite = () => {
+    let origin = "";
+    const served = serveSite({
+      "/robots.txt": new Response("User-agent: *\nDisallow: /private\n"),
+      "/": () =>
+        new Response(`${page(["/missing", "/old", "/a", "/private/x", "/loop"])}<a href="${origin}/a#x">same</a>`, {
+          headers: { "content-type": "text/html" },
+        }),
+      "/a": page(["/", "/missing"]),
+      "/old": new Response(null, { status: 301, headers: { location: "/a" } }),
+      "/loop": new Response(null, { status: 302, headers: { location: "/loop" } }),
+    });
+    return served.then((linked) => {
+      origin = linked.url;
+      return linked;
+    });
+  };
+
+  test("link_report: data.links as the document declares it", async () => {
+    const linked = await linkedSite();
+    try {
+      const body = { url: `${linked.url}/`, link_report: true };
+      const generated = await client.POST("/api/generate", { body, headers: { "X-API-Key": premium } });
+      expect(generated.response.status).toBe(200);
+      check("POST", "/api/generate", generated.response, generated.data);
+      const links = generated.data!.data.links!;
+      const path = (url: string) => url.slice(linked.url.length);
+      expect(links.broken.map((b) => [path(b.url), b.status, b.referrer_count])).toEqual([
+        ["/loop", null, 1],
+        ["/missing", 404, 2],
+      ]);
+      expect(links.redirects.map((r) => [path(r.url), r.status, r.hops])).toEqual([
+        ["/loop", 302, 1],
+        ["/old", 301, 1],
+      ]);
+      expect(links.truncated).toBe(false);
+    } finally {
+      await linked.stop();
+    }
+  }, 60_000);
+
   test("/api/jobs results: events, sitemap.xml 200 once succeeded, 409 before, 404 part", async () => {
     const headers = { "X-API-Key": premium };
     const created = await client.POST("/api/jobs", { body: { url: `${site.url}/` }, headers });

@@ -685,6 +685,12 @@ export interface operations {
                      * @example true
                      */
                     images?: boolean;
+                    /**
+                     * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap).
+                     * @default false
+                     * @example true
+                     */
+                    link_report?: boolean;
                 };
             };
         };
@@ -790,6 +796,62 @@ export interface operations {
                                 http_error: string[];
                                 failed: string[];
                                 filtered: string[];
+                            };
+                            links?: {
+                                /** @description Sorted by url. */
+                                broken: {
+                                    /**
+                                     * Format: uri
+                                     * @description An in-scope URL that pages link to.
+                                     */
+                                    url: string;
+                                    /** @description The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop). */
+                                    status: number | null;
+                                    /** @description `HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ... */
+                                    error: string;
+                                    /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                                    referrers: string[];
+                                    /** @description Pages linking to it. */
+                                    referrer_count: number;
+                                }[];
+                                /** @description Sorted by url. */
+                                redirects: {
+                                    /**
+                                     * Format: uri
+                                     * @description An in-scope URL that pages link to.
+                                     */
+                                    url: string;
+                                    /** @description The first hop's status. */
+                                    status: number;
+                                    /**
+                                     * Format: uri
+                                     * @description Where the redirects lead: the final URL.
+                                     */
+                                    target: string;
+                                    /** @description Redirects on the way. */
+                                    hops: number;
+                                    /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                                    referrers: string[];
+                                    /** @description Pages linking to it. */
+                                    referrer_count: number;
+                                }[];
+                                /** @description Sorted by url; empty without `sitemaps_from_robots`. */
+                                sitemap_errors: {
+                                    /**
+                                     * Format: uri
+                                     * @description A page URL of the site's own sitemaps.
+                                     */
+                                    url: string;
+                                    /**
+                                     * Format: uri
+                                     * @description The sitemap file that lists it.
+                                     */
+                                    sitemap: string;
+                                    /** @description The `excluded` reason it fell under, or `not_linked`: listed only thanks to the sitemap, no link reaches it. */
+                                    reason: "robots" | "noindex" | "canonical" | "redirect" | "not_html" | "http_error" | "failed" | "filtered" | "not_linked";
+                                }[];
+                                /** @description True when a list was cut to 1,000 entries. */
+                                truncated: boolean;
                             };
                         };
                     };
@@ -1030,7 +1092,8 @@ export interface operations {
                      *               "ignore_query_params": [],
                      *               "sitemaps_from_robots": false,
                      *               "alternates": false,
-                     *               "images": false
+                     *               "images": false,
+                     *               "link_report": false
                      *             },
                      *             "created_at": "2026-11-21T10:15:00.000Z",
                      *             "started_at": "2026-11-21T10:15:00.120Z",
@@ -1257,7 +1320,8 @@ export interface operations {
                      *           "ignore_query_params": [],
                      *           "sitemaps_from_robots": false,
                      *           "alternates": false,
-                     *           "images": false
+                     *           "images": false,
+                     *           "link_report": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": null,
@@ -1500,7 +1564,8 @@ export interface operations {
                      *           "ignore_query_params": [],
                      *           "sitemaps_from_robots": false,
                      *           "alternates": false,
-                     *           "images": false
+                     *           "images": false,
+                     *           "link_report": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -1692,7 +1757,8 @@ export interface operations {
                      *           "ignore_query_params": [],
                      *           "sitemaps_from_robots": false,
                      *           "alternates": false,
-                     *           "images": false
+                     *           "images": false,
+                     *           "link_report": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -1861,10 +1927,10 @@ export interface operations {
                 content: {
                     /**
                      * @example event: progress
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"link_report":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
                      *
                      *     event: done
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"link_report":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
                      */
                     "text/event-stream": string;
                 };
