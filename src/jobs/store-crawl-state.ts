@@ -7,6 +7,7 @@ import {
   type ExclusionReport,
   emptyExclusionReport,
   type FrontierItem,
+  NO_LINK_FACTS,
   type PageRecord,
   type RecordResult,
   type ResumePoint,
@@ -17,6 +18,7 @@ import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store
 import type { JobProgress } from "./model.ts";
 import { BloomFilter } from "./bloom.ts";
 import { storedEntries } from "./publish.ts";
+import { StoreLinkLedger } from "./store-link-ledger.ts";
 
 export interface StoreStateOptions {
   /** Pages per checkpoint at most. */
@@ -29,6 +31,8 @@ export interface StoreStateOptions {
   windowSize: number;
   /** URLs the Bloom filter is sized for (the seen set's expected size). */
   expectedUrls: number;
+  /** The job runs with link_report: its rows go to job_links with each checkpoint (store-link-ledger.ts). */
+  linkReport?: boolean;
 }
 
 export const defaultStoreStateOptions: StoreStateOptions = {
@@ -75,6 +79,7 @@ export class StoreCrawlState implements CrawlState {
   /** URLs claimed by items not yet recorded: seen in this process only. */
   private readonly claims = new Set<string>();
   private turn: Promise<void> = Promise.resolve();
+  private readonly links: StoreLinkLedger | null;
 
   constructor(
     private readonly store: JobStore,
@@ -84,6 +89,9 @@ export class StoreCrawlState implements CrawlState {
     private readonly now: () => number = Date.now,
   ) {
     this.bloom = new BloomFilter(options.expectedUrls);
+    this.links = options.linkReport
+      ? new StoreLinkLedger(store, jobId, { cacheSize: options.cacheSize, expectedUrls: options.expectedUrls })
+      : null;
   }
 
   async resume(): Promise<ResumePoint | null> {
@@ -94,6 +102,7 @@ export class StoreCrawlState implements CrawlState {
     // A fresh crawl's frontier is all in memory until the window fills.
     this.windowAtTail = facts === null;
     if (!facts) return null;
+    await this.links?.resume();
     // The filter must hold every URL the store has seen: read them back, a page at a time.
     for (let after: string | null = null; ; ) {
       const page = await this.store.seenUrls(this.jobId, after, 10_000);
@@ -162,6 +171,7 @@ export class StoreCrawlState implements CrawlState {
       return false;
     }
     this.claims.add(url);
+    this.links?.pending(url);
     return true;
   }
 
@@ -207,6 +217,7 @@ export class StoreCrawlState implements CrawlState {
         this.pending.seen.push(link.url);
         this.pending.urls.add(link.url);
         recordExclusion(this.report_, link.excluded, link.url);
+        this.links?.skipped(link.url);
       } else if (this.waiting >= page.maxFrontier) {
         // Like the engine's budget: items taken (started or buffered) are not the frontier's to count.
         dropped++;
@@ -216,6 +227,7 @@ export class StoreCrawlState implements CrawlState {
         this.pending.discovered.push(item);
         this.pending.urls.add(link.url);
         facts.queued++;
+        this.links?.pending(link.url);
         // While the window holds the frontier's end, new items join it; otherwise the store keeps them.
         if (this.windowAtTail && this.window.length < this.options.windowSize) this.window.push(item);
         else this.windowAtTail = false;
@@ -228,6 +240,13 @@ export class StoreCrawlState implements CrawlState {
     }
     for (const { reason, url } of page.excluded) recordExclusion(this.report_, reason, url);
     if (page.truncated || dropped > 0) facts.truncated = true;
+    if (this.links)
+      await this.links.apply(
+        page.linkFacts ?? NO_LINK_FACTS,
+        page.excluded,
+        page.entry?.loc,
+        (url) => !this.known(url) && !this.bloom.mayHave(url),
+      );
     this.pendingPages++;
     this.lease.progress(this.progress());
     if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
@@ -240,6 +259,7 @@ export class StoreCrawlState implements CrawlState {
       if (this.dead || !this.facts) return;
       const batch = this.pending;
       this.pending = emptyBatch();
+      const links = this.links?.take();
       this.writing = batch.urls;
       this.pendingPages = 0;
       this.lastFlush = this.now();
@@ -249,7 +269,9 @@ export class StoreCrawlState implements CrawlState {
       // A checkpoint that fails (the store down past its retries) must not leave a hole that later
       // ones write around: this process stops, and the job continues from the last one written,
       // here or elsewhere, once its lease runs out.
-      const held = await this.lease.checkpoint({ ...rows, progress: this.progress(), crawl: { ...this.facts } }).catch(() => false);
+      const held = await this.lease
+        .checkpoint({ ...rows, ...(links ? { links } : {}), progress: this.progress(), crawl: { ...this.facts } })
+        .catch(() => false);
       this.writing = EMPTY;
       if (!held) {
         this.dead = true;

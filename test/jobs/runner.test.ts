@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { migrations, sqliteJobsMigration, sqliteLinksMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
 import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
@@ -12,7 +12,7 @@ import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, [...migrations, sqliteJobsMigration, sqliteLinksMigration]);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({ read: direct, write: direct });
   const id = newJobId();
@@ -74,7 +74,7 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
 
 test("a store that fails claims is logged once per problem, and once when claims work again", async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration]);
+  migrate(db, [...migrations, sqliteJobsMigration, sqliteLinksMigration]);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const real = createSqliteJobStore({ read: direct, write: direct });
   const failures = [

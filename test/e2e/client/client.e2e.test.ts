@@ -155,6 +155,36 @@ describe("the generated client against the compiled server", () => {
     }
   }, 60_000);
 
+  test("link_report: a job's result.links and links.json as the document declares them, 404 without it", async () => {
+    const linked = await linkedSite();
+    try {
+      const headers = { "X-API-Key": premium };
+      const body = { url: `${linked.url}/`, link_report: true };
+      const created = await client.POST("/api/jobs", { body, headers });
+      expect(created.response.status).toBe(202);
+      check("POST", "/api/jobs", created.response, created.data);
+      const id = created.data!.data.id;
+      await client.GET("/api/jobs/{id}/events", { params: { path: { id } }, headers, parseAs: "text" });
+      const job = await client.GET("/api/jobs/{id}", { params: { path: { id } }, headers });
+      check("GET", "/api/jobs/{id}", job.response, job.data);
+      expect(job.data!.data.result!.links).toEqual({ broken_count: 2, redirect_count: 2, sitemap_error_count: 0 });
+      const full = await client.GET("/api/jobs/{id}/links.json", { params: { path: { id } }, headers });
+      expect(full.response.status).toBe(200);
+      check("GET", "/api/jobs/{id}/links.json", full.response, full.data);
+      const generated = await client.POST("/api/generate", { body, headers });
+      expect(full.data).toEqual({ ...generated.data!.data.links!, truncated: false });
+
+      const plain = await client.POST("/api/jobs", { body: { url: `${linked.url}/` }, headers });
+      const plainId = plain.data!.data.id;
+      await client.GET("/api/jobs/{id}/events", { params: { path: { id: plainId } }, headers, parseAs: "text" });
+      const none = await client.GET("/api/jobs/{id}/links.json", { params: { path: { id: plainId } }, headers });
+      expect(none.response.status).toBe(404);
+      check("GET", "/api/jobs/{id}/links.json", none.response, none.error);
+    } finally {
+      await linked.stop();
+    }
+  }, 60_000);
+
   test("/api/jobs results: events, sitemap.xml 200 once succeeded, 409 before, 404 part", async () => {
     const headers = { "X-API-Key": premium };
     const created = await client.POST("/api/jobs", { body: { url: `${site.url}/` }, headers });

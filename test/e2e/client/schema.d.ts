@@ -160,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{id}/links.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The job's link report: broken links, redirects, sitemap errors
+         * @description For a job run with `link_report`: the full lists (`result.links` holds their lengths), each sorted by url. A job cancelled while queued crawled nothing and has none.
+         */
+        get: operations["getApiJobsByIdLinks.json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{id}/{part}": {
         parameters: {
             query?: never;
@@ -1147,6 +1167,8 @@ export interface operations {
                                     sitemaps_from_robots: boolean;
                                     alternates: boolean;
                                     images: boolean;
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1185,6 +1207,12 @@ export interface operations {
                                     sitemap_url: string;
                                     /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                     sitemap_parts: number;
+                                    /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                    links?: {
+                                        broken_count: number;
+                                        redirect_count: number;
+                                        sitemap_error_count: number;
+                                    };
                                 };
                                 /** @description How /api/generate would have answered. */
                                 error?: {
@@ -1292,6 +1320,11 @@ export interface operations {
                     sitemaps_from_robots?: boolean;
                     alternates?: boolean;
                     images?: boolean;
+                    /**
+                     * @description Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
+                     * @default false
+                     */
+                    link_report?: boolean;
                 };
             };
         };
@@ -1362,6 +1395,8 @@ export interface operations {
                                 sitemaps_from_robots: boolean;
                                 alternates: boolean;
                                 images: boolean;
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1400,6 +1435,12 @@ export interface operations {
                                 sitemap_url: string;
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
                             };
                             /** @description How /api/generate would have answered. */
                             error?: {
@@ -1615,6 +1656,8 @@ export interface operations {
                                 sitemaps_from_robots: boolean;
                                 alternates: boolean;
                                 images: boolean;
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1653,6 +1696,12 @@ export interface operations {
                                 sitemap_url: string;
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
                             };
                             /** @description How /api/generate would have answered. */
                             error?: {
@@ -1797,6 +1846,8 @@ export interface operations {
                                 sitemaps_from_robots: boolean;
                                 alternates: boolean;
                                 images: boolean;
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1835,6 +1886,12 @@ export interface operations {
                                 sitemap_url: string;
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
                             };
                             /** @description How /api/generate would have answered. */
                             error?: {
@@ -2062,6 +2119,180 @@ export interface operations {
             };
             /** @description The job has not succeeded (yet). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Job q7Yc0JxkS1uQm3n2V5rT8w is running."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    "getApiJobsByIdLinks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link report of a job run with `link_report`, once it has a result: every list in full (not cut to 1,000), sorted by url; `truncated` is always false. */
+            200: {
+                headers: {
+                    /** @description gzip when the request's Accept-Encoding allows it. */
+                    "Content-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "broken": [
+                     *         {
+                     *           "url": "https://example.com/old-pricing",
+                     *           "status": 404,
+                     *           "error": "HTTP 404",
+                     *           "referrers": [
+                     *             "https://example.com/",
+                     *             "https://example.com/blog/launch"
+                     *           ],
+                     *           "referrer_count": 2
+                     *         }
+                     *       ],
+                     *       "redirects": [
+                     *         {
+                     *           "url": "https://example.com/docs",
+                     *           "status": 301,
+                     *           "target": "https://example.com/docs/",
+                     *           "hops": 1,
+                     *           "referrers": [
+                     *             "https://example.com/"
+                     *           ],
+                     *           "referrer_count": 1
+                     *         }
+                     *       ],
+                     *       "sitemap_errors": [
+                     *         {
+                     *           "url": "https://example.com/drafts/x",
+                     *           "sitemap": "https://example.com/sitemap.xml",
+                     *           "reason": "noindex"
+                     *         }
+                     *       ],
+                     *       "truncated": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Sorted by url. */
+                        broken: {
+                            /**
+                             * Format: uri
+                             * @description An in-scope URL that pages link to.
+                             */
+                            url: string;
+                            /** @description The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop). */
+                            status: number | null;
+                            /** @description `HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ... */
+                            error: string;
+                            /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                            referrers: string[];
+                            /** @description Pages linking to it. */
+                            referrer_count: number;
+                        }[];
+                        /** @description Sorted by url. */
+                        redirects: {
+                            /**
+                             * Format: uri
+                             * @description An in-scope URL that pages link to.
+                             */
+                            url: string;
+                            /** @description The first hop's status. */
+                            status: number;
+                            /**
+                             * Format: uri
+                             * @description Where the redirects lead: the final URL.
+                             */
+                            target: string;
+                            /** @description Redirects on the way. */
+                            hops: number;
+                            /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                            referrers: string[];
+                            /** @description Pages linking to it. */
+                            referrer_count: number;
+                        }[];
+                        /** @description Sorted by url; empty without `sitemaps_from_robots`. */
+                        sitemap_errors: {
+                            /**
+                             * Format: uri
+                             * @description A page URL of the site's own sitemaps.
+                             */
+                            url: string;
+                            /**
+                             * Format: uri
+                             * @description The sitemap file that lists it.
+                             */
+                            sitemap: string;
+                            /** @description The `excluded` reason it fell under, or `not_linked`: listed only thanks to the sitemap, no link reaches it. */
+                            reason: "robots" | "noindex" | "canonical" | "redirect" | "not_html" | "http_error" | "failed" | "filtered" | "not_linked";
+                        }[];
+                        /** @description Always false: the lists are whole. */
+                        truncated: boolean;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No such job for this key (`Job not found.`), a job run without `link_report`, or one without a result (yet): `Job <id> is running.` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
