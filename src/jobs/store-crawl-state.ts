@@ -240,13 +240,7 @@ export class StoreCrawlState implements CrawlState {
     }
     for (const { reason, url } of page.excluded) recordExclusion(this.report_, reason, url);
     if (page.truncated || dropped > 0) facts.truncated = true;
-    if (this.links)
-      await this.links.apply(
-        page.linkFacts ?? NO_LINK_FACTS,
-        page.excluded,
-        page.entry?.loc,
-        (url) => !this.known(url) && !this.bloom.mayHave(url),
-      );
+    if (this.links) await this.links.apply(page.linkFacts ?? NO_LINK_FACTS, page.excluded, page.entry?.loc, this.neverSeen);
     this.pendingPages++;
     this.lease.progress(this.progress());
     if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
@@ -303,6 +297,9 @@ export class StoreCrawlState implements CrawlState {
   private get waiting(): number {
     return Math.max(0, (this.facts?.queued ?? 0) - this.inFlight);
   }
+
+  /** Never met, as this process knows for sure (the filter has not got it): the link report counts its links. */
+  private readonly neverSeen = (url: string): boolean => !this.known(url) && !this.bloom.mayHave(url);
 
   /** Seen, as far as this process knows without the store: cached, or in a batch not yet stored. */
   private known(url: string): boolean {
