@@ -2,6 +2,7 @@
 // on the fly (deterministic, ~20 links a page, no files), beside the same build's job over a
 // 10,000-page site in the same run, and wget2 --spider over the same big site. Samples genapi's RSS
 // and pages crawled every second, for the report's chart of RSS and pages/s against pages crawled.
+// The big job runs a second time with link_report (issue 24: peak RSS still under 256 MB).
 //
 //   bun scripts/bench/jobs.ts --serve-site PAGES   (the site server; run.ts starts it pinned)
 // The smoke plan (every site size under 1,000 pages) measures 300 and 2,000 pages instead.
@@ -73,13 +74,15 @@ interface Stats {
   lastPageAt: number;
 }
 
-interface JobRun {
+export interface JobRun {
   pagesPerSecond: number;
   pages: number;
   listed: number;
   seconds: number;
   peakRssMB: number;
   samples: Series["points"];
+  /** With link_report: result.links. */
+  links?: { broken_count: number; redirect_count: number; sitemap_error_count: number };
   error?: string;
 }
 
@@ -87,7 +90,7 @@ async function stats(url: string): Promise<Stats> {
   return (await (await fetch(`${url}/__stats`)).json()) as Stats;
 }
 
-async function withSite<T>(ctx: Context, size: number, use: (url: string) => Promise<T>): Promise<T> {
+export async function withSite<T>(ctx: Pick<Context, "workDir">, size: number, use: (url: string) => Promise<T>): Promise<T> {
   const site = await startServer([BUN, join(import.meta.dir, "jobs.ts"), "--serve-site", String(size)], ctx.workDir, CORES.load);
   try {
     return await use(site.url);
@@ -96,8 +99,14 @@ async function withSite<T>(ctx: Context, size: number, use: (url: string) => Pro
   }
 }
 
-/** One job over the site, sampled every second until it finishes (or `limitSeconds`). */
-async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds: number): Promise<JobRun> {
+/** One job over the site (`options`: more body fields), sampled every second until it finishes (or `limitSeconds`). */
+export async function jobRun(
+  ctx: Pick<Context, "binaries" | "workDir">,
+  siteUrl: string,
+  size: number,
+  limitSeconds: number,
+  options: Record<string, boolean> = {},
+): Promise<JobRun> {
   const dir = mkdtempSync(join(ctx.workDir, "jobs-"));
   const genapi = await startGenapi(ctx.binaries.genapi, dir, [
     "--allow-private-targets",
@@ -110,14 +119,16 @@ async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds:
     const res = await fetch(`${genapi.url}/api/jobs`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ url: `${siteUrl}/` }),
+      body: JSON.stringify({ url: `${siteUrl}/`, ...options }),
     });
     if (res.status !== 202) throw new Error(`POST /api/jobs answered ${res.status}: ${await res.text()}`);
     const id = ((await res.json()) as { data: { id: string } }).data.id;
     const begin = performance.now();
     const usage = sampleUsage(genapi.pid, 200);
     const samples: Series["points"] = [];
-    let job: { status: string; progress: { pages_crawled: number; urls_listed: number }; error?: unknown } | undefined;
+    let job:
+      | { status: string; progress: { pages_crawled: number; urls_listed: number }; error?: unknown; result?: { links?: JobRun["links"] } }
+      | undefined;
     let lastPages = 0;
     let lastAt = begin;
     while ((performance.now() - begin) / 1000 < limitSeconds) {
@@ -148,6 +159,7 @@ async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds:
       peakRssMB: (peak.peakRssBytes ?? 0) / 1e6,
       samples,
     };
+    if (job?.result?.links) run.links = job.result.links;
     if (job?.status !== "succeeded")
       run.error = `job ${job?.status ?? "unknown"} after ${seconds.toFixed(0)} s ${job?.error ? JSON.stringify(job.error) : ""}`;
     return run;
@@ -200,11 +212,13 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
   ctx.log(`jobs: a job over the ${fmt(sizes.small)}-page site`);
   const small = await withSite(ctx, sizes.small, (url) => jobRun(ctx, url, sizes.small, limit));
   ctx.log(`jobs: a job over the ${fmt(sizes.large)}-page site`);
-  const { large, wget2 } = await withSite(ctx, sizes.large, async (url) => {
+  const { large, largeReport, wget2 } = await withSite(ctx, sizes.large, async (url) => {
     const large = await jobRun(ctx, url, sizes.large, limit);
+    ctx.log(`jobs: a job over the ${fmt(sizes.large)}-page site with link_report`);
+    const largeReport = await jobRun(ctx, url, sizes.large, limit, { link_report: true });
     ctx.log(`jobs: wget2 --spider over the ${fmt(sizes.large)}-page site`);
     const wget2 = ctx.tools.wget2.argv ? await wget2Run(ctx, url, smoke ? 60 : ctx.plan.crawlLimitSeconds * 2) : undefined;
-    return { large, wget2 };
+    return { large, largeReport, wget2 };
   });
 
   const jobRow = (label: string, run: JobRun, size: number): Row =>
@@ -224,6 +238,7 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
   const rows: Row[] = [
     jobRow(`genapi job, ${fmt(sizes.small)} pages`, small, sizes.small),
     jobRow(`genapi job, ${fmt(sizes.large)} pages`, large, sizes.large),
+    jobRow(`genapi job, ${fmt(sizes.large)} pages, link_report`, largeReport, sizes.large),
   ];
   if (wget2) {
     rows.push(
@@ -249,6 +264,12 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
       goal: `under ${RSS_TARGET_MB} MB`,
       measured: `${large.peakRssMB.toFixed(0)} MB`,
       met: large.error ? false : large.peakRssMB < RSS_TARGET_MB,
+    },
+    {
+      label: `jobs: peak RSS of genapi over a ${fmt(sizes.large)}-page job with link_report`,
+      goal: `under ${RSS_TARGET_MB} MB`,
+      measured: `${largeReport.peakRssMB.toFixed(0)} MB (${(largeReport.peakRssMB / large.peakRssMB).toFixed(2)}× the job without it)`,
+      met: largeReport.error ? false : largeReport.peakRssMB < RSS_TARGET_MB,
     },
     {
       label: `jobs: pages/s at ${fmt(sizes.large)} pages ÷ pages/s at ${fmt(sizes.small)}`,
@@ -278,10 +299,16 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
         passed: large.listed === sizes.large,
         detail: `${fmt(large.listed)} URLs listed of ${fmt(sizes.large)}`,
       },
+      {
+        label: `the ${fmt(sizes.large)}-page job with link_report listed every page and found no broken link or redirect (the site has none)`,
+        passed: largeReport.listed === sizes.large && largeReport.links?.broken_count === 0 && largeReport.links.redirect_count === 0,
+        detail: `${fmt(largeReport.listed)} URLs listed; result.links ${JSON.stringify(largeReport.links ?? null)}`,
+      },
     ],
     targets,
     series: [
       { label: `genapi job, ${fmt(sizes.large)} pages`, points: large.samples },
+      { label: `genapi job, ${fmt(sizes.large)} pages, link_report`, points: largeReport.samples },
       { label: `genapi job, ${fmt(sizes.small)} pages`, points: small.samples },
     ],
     seconds: (performance.now() - started) / 1000,

@@ -74,13 +74,25 @@ describe("bench harness, smoke mode", () => {
     expect(genapi.cells["pages/s"]).toMatchObject({ runs: 1 });
     const exact = crawl.checks.find((c) => c.label === "genapi listed exactly the 60 pages of the site")!;
     expect(exact).toEqual({ label: exact.label, passed: true, detail: "per run: exact" });
+    // The link report's variant (issue 24): its row, its empty report, its two cost targets.
+    expect(crawl.tables[0]!.rows.find((r) => r.label === "genapi (link_report)")!.cells["CPU ms per page"]).toMatchObject({ runs: 1 });
+    expect(crawl.checks.find((c) => c.label.startsWith("genapi (link_report) found no broken link"))).toMatchObject({
+      passed: true,
+      detail: "per run: empty",
+    });
+    expect(crawl.targets.filter((t) => t.label.includes("with link_report vs without")).map((t) => t.measured)).toEqual([
+      expect.stringMatching(/^\d+\.\d\d× \(/),
+      expect.stringMatching(/^\d+\.\d\d× \(/),
+    ]);
     // Start-up always runs (no outside tool): genapi's row has its figures.
     const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
     expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
 
-    // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, with RSS samples for the chart.
+    // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, with RSS samples for the
+    // chart, and so did its run with link_report, whose report is empty.
     const jobs = results.sections.find((s) => s.id === "jobs")!;
-    expect(jobs.checks.map((c) => c.passed)).toEqual([true]);
+    expect(jobs.checks.map((c) => c.passed)).toEqual([true, true]);
+    expect(jobs.targets.find((t) => t.label.includes("with link_report"))?.met).toBe(true);
     expect(jobs.series?.[0]?.points.length).toBeGreaterThan(0);
 
     const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
