@@ -1,7 +1,8 @@
 // 2. and 3. Crawl throughput and memory: genapi's /api/generate against the tools a user would
 // otherwise pick (linkchecker, wget2 --spider, sitemap-generator-cli) on the synthetic site, and
 // against the ceilings: wrk fetching the same pages from the same server, and genapi's own page
-// parser with no network at all.
+// parser with no network at all. "genapi (link_report)" is the same crawl with the link report on
+// (issue 24: CPU per page and peak RSS within 10% of genapi's); (The standalone link-report-cost.ts of the link report's branch was not merged.)
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultCrawlLimits } from "../../src/crawler/index.ts";
@@ -18,7 +19,7 @@ import { runWrk, wrkArgv } from "./wrk.ts";
 const CONCURRENCY = defaultCrawlLimits.concurrency;
 const MAX_PAGES = 50_000;
 
-interface Site {
+export interface Site {
   url: string;
   control: string;
   dir: string;
@@ -27,7 +28,7 @@ interface Site {
   expected: Set<string>;
 }
 
-interface CrawlRun {
+export interface CrawlRun {
   /** Pages served per second between the first and the last page the crawler fetched. */
   pagesPerSecond: number;
   pagesServed: number;
@@ -38,10 +39,12 @@ interface CrawlRun {
   cpuSeconds?: number;
   /** The URLs of the sitemap it wrote, when it wrote one. */
   urls?: string[];
+  /** genapi with link_report: its data.links. */
+  links?: { broken: unknown[]; redirects: unknown[]; truncated: boolean };
   error?: string;
 }
 
-interface Crawler {
+export interface Crawler {
   name: string;
   /** Another crawler whose time limit this one shares (a variant of it). */
   limitAs?: string;
@@ -72,7 +75,7 @@ export async function crawlBench(ctx: Context): Promise<SectionResult> {
 }
 
 /** Generates the site and serves it, pinned to the load core (the crawlers get the other one). */
-async function serveSite(ctx: Context, pages: number) {
+export async function serveSite(ctx: Pick<Context, "log" | "workDir">, pages: number) {
   ctx.log(`crawl: generating a site of ${pages} pages`);
   const dir = join(ctx.workDir, `site-${pages}`);
   const layout = generateSite(dir, pages);
@@ -90,7 +93,8 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
   // "genapi (alternates, images)": the same crawl with both extraction options on (issue 11: within 15% of genapi's pages/s).
   const crawlers = [
     genapiCrawler(ctx),
-    genapiCrawler(ctx, { alternates: true, images: true }),
+    genapiCrawler(ctx, EXTRACTION),
+    genapiCrawler(ctx, LINK_REPORT),
     wget2Crawler(ctx),
     linkcheckerCrawler(ctx),
     sitemapGeneratorCrawler(ctx),
@@ -163,7 +167,7 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
     ),
   );
 
-  const checks: Check[] = [genapiSetCheck(site, genapiRuns)];
+  const checks: Check[] = [genapiSetCheck(site, genapiRuns), linkReportCheck(site, runs.get(LINK_REPORT.name)!)];
   const lastGenapi = genapiRuns.findLast((run) => run.urls !== undefined)?.urls;
   const agreement = reference && lastGenapi ? precisionRecall(lastGenapi, reference) : undefined;
   if (agreement) {
@@ -181,7 +185,7 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean) {
       notes: crawlNotes(ctx, site, crawlers),
     },
     checks,
-    targets: crawlTargets(site, rows, genapiRuns, agreement, referenceRun, runs.get("wget2")!),
+    targets: crawlTargets(site, rows, genapiRuns, runs.get(LINK_REPORT.name)!, agreement, referenceRun, runs.get("wget2")!),
   };
 }
 
@@ -230,6 +234,7 @@ function crawlTargets(
   site: Site,
   rows: Row[],
   genapiRuns: CrawlRun[],
+  linkReportRuns: CrawlRun[],
   agreement: { precision: number; recall: number } | undefined,
   referenceRun: boolean,
   wget2Runs: CrawlRun[],
@@ -249,6 +254,7 @@ function crawlTargets(
     };
   };
   const targets = [versus("linkchecker", 3), versus("sitemap-generator-cli", 3), versus("wget2", 1)];
+  targets.push(...linkReportTargets(size, genapiRuns, linkReportRuns));
   // Issue 16: CPU per page at most wget2's, compared run by run (both crawl the whole site every run).
   const cpuPerPage = (list: CrawlRun[]) =>
     list.map((run) =>
@@ -280,6 +286,41 @@ function crawlTargets(
     });
   }
   return targets;
+}
+
+/**
+ * The link report's cost, run by run (each run measures both back to back): CPU per page and peak
+ * RSS of the crawl with link_report over the same figures without it.
+ */
+export function linkReportTargets(size: string, plain: CrawlRun[], report: CrawlRun[]): Target[] {
+  const cpuPerPage = (run: CrawlRun) =>
+    run.error || run.cpuSeconds === undefined || run.pagesServed === 0 ? Number.NaN : (run.cpuSeconds / run.pagesServed) * 1000;
+  const rss = (run: CrawlRun) => (run.error || run.peakRssBytes === undefined ? Number.NaN : run.peakRssBytes / 1e6);
+  const target = (what: string, of: (run: CrawlRun) => number, unit: string): Target => {
+    const ratio = summarize(ratios(report.map(of), plain.map(of)).filter(Number.isFinite));
+    const median = (list: CrawlRun[]) => summarize(list.map(of).filter(Number.isFinite))?.median.toFixed(unit === "MB" ? 0 : 3);
+    return {
+      label: `crawl ${size}: ${what} with link_report vs without`,
+      goal: `≤ ${LINK_REPORT_COST}× (link_report ÷ genapi)`,
+      measured: ratio === undefined ? "not measured" : `${ratio.median.toFixed(2)}× (${median(report)} vs ${median(plain)} ${unit})`,
+      met: ratio === undefined ? undefined : ratio.median <= LINK_REPORT_COST,
+    };
+  };
+  return [target("CPU ms per page", cpuPerPage, "ms"), target("peak RSS", rss, "MB")];
+}
+
+/** The bench site has no broken link or redirect: the report must say so, and list the same pages. */
+function linkReportCheck(site: Site, list: CrawlRun[]): Check {
+  const details = list.map((run) => {
+    if (run.links === undefined) return `no report (${run.error ?? "missing"})`;
+    const { broken, redirects } = run.links;
+    return broken.length === 0 && redirects.length === 0 ? "empty" : `${broken.length} broken, ${redirects.length} redirects`;
+  });
+  return {
+    label: `genapi (link_report) found no broken link and no redirect on the ${site.pages}-page site, which has none`,
+    passed: details.length > 0 && details.every((d) => d === "empty"),
+    detail: `per run: ${details.join("; ")}`,
+  };
 }
 
 function genapiSetCheck(site: Site, list: CrawlRun[]): Check {
@@ -314,12 +355,28 @@ function precisionRecall(found: string[], reference: string[]) {
 // ---------------------------------------------------------------------------------------------
 // The crawlers
 
-function genapiCrawler(ctx: Context, options?: { alternates: true; images: true }): Crawler {
+/** A variant of genapi's crawl: its row's name and the body fields it adds. */
+interface Variant {
+  name: string;
+  body: Record<string, boolean>;
+}
+/** Issue 11: within 15% of genapi's pages/s. */
+const EXTRACTION: Variant = { name: "genapi (alternates, images)", body: { alternates: true, images: true } };
+/** Issue 24: CPU per page and peak RSS within LINK_REPORT_COST of genapi's. */
+export const LINK_REPORT: Variant = { name: "genapi (link_report)", body: { link_report: true } };
+export const LINK_REPORT_COST = 1.1;
+
+export function genapiCrawler(ctx: Pick<Context, "binaries" | "workDir">, variant?: Variant): Crawler {
   const binary = ctx.binaries.genapi;
-  const extra = options ? `, "alternates": true, "images": true` : "";
+  const options = variant?.body;
+  const extra = options
+    ? Object.keys(options)
+        .map((key) => `, "${key}": true`)
+        .join("")
+    : "";
   return {
-    name: options ? "genapi (alternates, images)" : "genapi",
-    limitAs: options ? "genapi" : undefined,
+    name: variant?.name ?? "genapi",
+    limitAs: variant ? "genapi" : undefined,
     command: `taskset -c ${CORES.server} genapi serve --allow-private-targets --max-pages ${MAX_PAGES} ...; POST /api/generate {"url": "http://127.0.0.1:$SITE/"${extra}}`,
     async crawl(site, limitSeconds) {
       const db = newDb(ctx.workDir);
@@ -336,7 +393,7 @@ function genapiCrawler(ctx: Context, options?: { alternates: true; images: true 
           body: JSON.stringify({ url: `${site.url}/`, ...options }),
           signal: AbortSignal.timeout((limitSeconds + 10) * 1000),
         });
-        const body = (await res.json()) as { data?: { sitemap: string; truncated: boolean } };
+        const body = (await res.json()) as { data?: { sitemap: string; truncated: boolean; links?: CrawlRun["links"] } };
         const wallSeconds = (performance.now() - begin) / 1000;
         const counts = await stats(site);
         const base = {
@@ -346,7 +403,9 @@ function genapiCrawler(ctx: Context, options?: { alternates: true; images: true 
         };
         if (res.status !== 200 || body.data === undefined)
           return { ...base, complete: false, error: `HTTP ${res.status}: ${JSON.stringify(body).slice(0, 200)}` };
-        return { ...base, complete: !body.data.truncated, urls: locs(body.data.sitemap) };
+        const run: CrawlRun = { ...base, complete: !body.data.truncated, urls: locs(body.data.sitemap) };
+        if (body.data.links) run.links = body.data.links;
+        return run;
       } finally {
         await server.stop();
       }

@@ -138,7 +138,15 @@ async function withSite<T>(ctx: Context, size: number, use: (url: string) => Pro
 }
 
 /** One job over the site, sampled every second until it finishes (or `limitSeconds`); on SQLite unless `db` names another store. */
-async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds: number, db?: string): Promise<JobRun> {
+/** One job over the site, sampled every second until it finishes (or `limitSeconds`); on SQLite unless `db` names another store; `body`: more body fields (link_report). */
+export async function jobRun(
+  ctx: Pick<Context, "binaries" | "workDir">,
+  siteUrl: string,
+  size: number,
+  limitSeconds: number,
+  db?: string,
+  body: Record<string, boolean> = {},
+): Promise<JobRun> {
   const dir = mkdtempSync(join(ctx.workDir, "jobs-"));
   const genapi = await startGenapi(
     ctx.binaries.genapi,
@@ -152,7 +160,7 @@ async function jobRun(ctx: Context, siteUrl: string, size: number, limitSeconds:
     const res = await fetch(`${genapi.url}/api/jobs`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ url: `${siteUrl}/` }),
+      body: JSON.stringify({ url: `${siteUrl}/`, ...body }),
     });
     if (res.status !== 202) throw new Error(`POST /api/jobs answered ${res.status}: ${await res.text()}`);
     const id = ((await res.json()) as { data: { id: string } }).data.id;

@@ -17,6 +17,9 @@ import {
   crawlErrorAnswer,
   crawlReport,
   createCrawlNetwork,
+  cutLinkReport,
+  type LinkCounts,
+  type LinkReport,
   defaultCrawlLimits,
   findChromium,
   INVALID_URL_MESSAGE,
@@ -28,6 +31,7 @@ import {
   SITEMAP_MAX_BYTES,
   SITEMAP_MAX_URLS,
   type WrittenSitemap,
+  writeLinkLists,
   writeSitemap,
 } from "../crawler/index.ts";
 import { USER_AGENT } from "../config/version.ts";
@@ -89,6 +93,7 @@ export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
       max_concurrency: config.maxConcurrency ?? undefined,
       delay_ms: config.delayMs,
       render: config.render,
+      link_report: config.linkReport !== null,
     },
     { maxPagesCap: CRAWL_COMMAND_MAX_PAGES, hostConcurrency: config.hostConcurrency, renderAvailable: chromiumOf(config) !== null },
   );
@@ -107,13 +112,13 @@ export function outputFiles(output: string) {
   };
 }
 
-function checkOutputDirectory(output: string): void {
+function checkOutputDirectory(output: string, flag = "--output"): void {
   const dir = dirname(output);
   try {
     if (!statSync(dir).isDirectory()) throw new Error("not a directory");
     accessSync(dir, constants.W_OK);
   } catch {
-    throw new UsageError(`--output: cannot write in directory "${dir}"`);
+    throw new UsageError(`${flag}: cannot write in directory "${dir}"`);
   }
 }
 
@@ -193,6 +198,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   if (config.output !== null) checkOutputDirectory(config.output);
   const auth = await crawlAuthOf(config, io);
   if (auth) options.auth = auth;
+  if (config.linkReport !== null) checkOutputDirectory(config.linkReport, "--link-report");
 
   const stop = new AbortController();
   let interrupted = false;
@@ -202,7 +208,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     stop.abort();
   });
   const progress = io.stderrIsTTY && !config.quiet ? createProgressLine(io.stderr, { columns: io.columns }) : null;
-  const state = new MemoryCrawlState();
+  const state = new MemoryCrawlState({ linkReport: options.link_report });
   const limits = { ...defaultCrawlLimits, maxPages: config.maxPages, timeoutMs: config.crawlTimeoutSeconds * 1000 };
   // The user's own rights: every address may be crawled, as with `serve --allow-private-targets`.
   // Politeness within this process: no store to share hosts with other processes.
@@ -271,11 +277,31 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     io.stderr(config.json ? jsonError(message) : `genapi: ${message}\n`);
     return 1;
   }
+  let links: { report: LinkReport; counts: LinkCounts } | undefined;
+  const source = state.linkSource();
+  if (source !== null && config.linkReport !== null) {
+    // The report's data.links is cut to 1,000 entries a list; the file holds them all.
+    const limits = { maxRedirects: defaultCrawlLimits.maxRedirects };
+    links = await cutLinkReport(source, limits);
+    let text = "";
+    await writeLinkLists(source, limits, (piece) => {
+      text += piece;
+    });
+    try {
+      await io.writeFile(config.linkReport, `${text}\n`);
+    } catch (error) {
+      removeInterrupt();
+      const message = `could not write the link report: ${(error as Error).message}`;
+      io.stderr(config.json ? jsonError(message) : `genapi: ${message}\n`);
+      return 1;
+    }
+  }
   removeInterrupt();
 
-  const report = crawlReport({ ...run, urlCount: written.urlCount, exclusions: await state.report() }, new Date());
+  const report = crawlReport({ ...run, urlCount: written.urlCount, exclusions: await state.report(), links: links?.report }, new Date());
   if (config.json) io.stderr(`${JSON.stringify(report)}\n`);
-  else if (!config.quiet) io.stderr(summary(run, written, config.output, interrupted, report));
+  else if (!config.quiet)
+    io.stderr(summary(run, written, config.output, interrupted, report, links && { file: config.linkReport!, counts: links.counts }));
   return interrupted ? EXIT_INTERRUPTED : 0;
 }
 
@@ -294,7 +320,14 @@ function trouble(report: CrawlReport): string {
   return parts.length === 0 ? "" : `; ${parts.join(", ")}`;
 }
 
-function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, interrupted: boolean, report: CrawlReport): string {
+function summary(
+  run: CrawlRun,
+  written: WrittenSitemap,
+  output: string | null,
+  interrupted: boolean,
+  report: CrawlReport,
+  links?: { file: string; counts: LinkCounts },
+): string {
   const rate = pagesPerSecond(run.pagesCrawled, run.durationMs).toFixed(1);
   const where =
     output === null
@@ -309,10 +342,17 @@ function summary(run: CrawlRun, written: WrittenSitemap, output: string | null, 
       : run.truncated
         ? "; truncated (a page or size limit)"
         : "";
+  const linkLine = links
+    ? `; link report: ${plural(links.counts.broken_count, "broken link")}, ${plural(links.counts.redirect_count, "redirect")}, ${plural(links.counts.sitemap_error_count, "sitemap error")} written to ${links.file}`
+    : "";
   return (
     `genapi: ${written.urlCount.toLocaleString("en-US")} URLs listed from ${run.pagesCrawled.toLocaleString("en-US")} pages ` +
-    `in ${run.durationMs < 60_000 ? `${(run.durationMs / 1000).toFixed(1)} s` : formatElapsed(run.durationMs)} (${rate} pages/s), ${where}${why}${trouble(report)}\n`
+    `in ${run.durationMs < 60_000 ? `${(run.durationMs / 1000).toFixed(1)} s` : formatElapsed(run.durationMs)} (${rate} pages/s), ${where}${why}${trouble(report)}${linkLine}\n`
   );
+}
+
+function plural(n: number, noun: string): string {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** The process's own streams and signals; `env` for GENAPI_AUTH_PASSWORD. */

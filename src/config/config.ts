@@ -305,6 +305,8 @@ export interface CrawlCommandConfig {
   quiet: boolean;
   render: string;
   chromium: string | null;
+  /** --link-report FILE: crawl with link_report and write its full lists there. */
+  linkReport: string | null;
 }
 
 /** `genapi crawl --max-pages` at most: the jobs' cap; the whole crawl state is in memory. */
@@ -472,6 +474,14 @@ const crawlSpecs = {
     help: "no progress line and no summary line",
     fallback: () => false,
     parse: boolean,
+  },
+  linkReport: {
+    flag: "link-report",
+    env: ["GENAPI_LINK_REPORT"],
+    value: "FILE",
+    help: "also write the link report to FILE as JSON: every broken link and redirect met in scope, with up to 5 referring pages each, and with --sitemaps-from-robots the site's sitemap errors (the lists whole, not cut to 1,000)",
+    fallback: () => null,
+    parse: nonEmpty,
   },
 } satisfies {
   [K in keyof CrawlCommandConfig]: OptionSpec<CrawlCommandConfig[K] | CrawlCommandConfig["headers"][number] | string | number>;

@@ -24,6 +24,16 @@ import { readRobotsSitemaps } from "./robots/sitemaps.ts";
 import { createUrlFilter, type UrlFilter } from "./filter.ts";
 import { normaliseUrl, originOf } from "./url/url.ts";
 import { fitSitemap, type SitemapEntry } from "./output/xml.ts";
+import {
+  LISTED,
+  type FateRecord,
+  type LinkFacts,
+  type LinkFate,
+  type LinkReport,
+  type PageLinks,
+  type SitemapSeed,
+} from "./links/model.ts";
+import { cutLinkReport } from "./links/report.ts";
 
 export type { HopFetcher } from "./net/request.ts";
 export type { SitemapEntry } from "./output/xml.ts";
@@ -101,9 +111,13 @@ export interface CrawlResult extends ExclusionReport {
   durationMs: number;
   politeness: PolitenessReport;
   render: RenderReport;
+  /** With link_report: `data.links`. */
+  links?: LinkReport;
 }
 
 const ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1";
+/** The fate of every URL that answered fine: one object for all. */
+const FINE: LinkFate = { kind: "ok" };
 /** The 422's reason when `exclude` matches the start URL (or a hop of its redirects). */
 const EXCLUDED_START = "the start URL matches exclude";
 /** sitemaps_from_robots URLs recorded per state write. */
@@ -122,12 +136,12 @@ export async function crawlSite(
   signal?: AbortSignal,
   options?: CrawlOptions,
 ): Promise<CrawlResult> {
-  const state = new MemoryCrawlState();
+  const state = new MemoryCrawlState({ linkReport: options?.link_report });
   const run = await runCrawl(startUrl, state, limits, deps, { signal, crawl: options });
   const listed: SitemapEntry[] = [];
   for await (const entry of state.entries()) listed.push(entry);
   const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes, { alternates: options?.alternates, images: options?.images });
-  return {
+  const result: CrawlResult = {
     url: run.url,
     entries: fit.entries,
     sitemap: fit.xml,
@@ -138,6 +152,9 @@ export async function crawlSite(
     render: run.render,
     ...(await state.report()),
   };
+  const links = state.linkSource();
+  if (links) result.links = (await cutLinkReport(links, { maxRedirects: limits.maxRedirects })).report;
+  return result;
 }
 
 /**
@@ -182,7 +199,9 @@ export async function runCrawl(
 }
 
 /** What one request answered, once it is not a redirect: a page is read (links extracted) at once. */
-type Answer = { kind: "page"; page: PageRead } | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true };
+type Answer =
+  | { kind: "page"; page: PageRead }
+  | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true; status?: number };
 
 /** A page's answer kept raw for the browser: read (rendered or not) once its request is over. */
 type RawPage = { kind: "raw"; status: number; headers: Headers; body: Uint8Array; html: string };
@@ -196,6 +215,15 @@ interface PageRead {
   /** Hrefs that are not a valid URI, as written. */
   invalid: string[];
   linksDropped: boolean;
+  /** With link_report: the links not followed (rel=nofollow, or all of a nofollow page). */
+  nofollowLinks: string[];
+}
+
+/** A redirect a chain passed: the URL, its 3xx and its Location, for the link report. */
+interface Hop {
+  url: string;
+  status: number;
+  location: string;
 }
 
 class Crawl {
@@ -227,6 +255,13 @@ class Crawl {
   private readonly filter: UrlFilter;
   /** `filter.strip` for a URL that may be null. */
   private readonly strip: (url: string | null) => string | null;
+  /** link_report: records carry LinkFacts (links/). */
+  private readonly linkReport: boolean;
+  /** What extractPage gathers beside links. */
+  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean };
+  /** The start page's URL after redirects and the URLs that redirected to it: sitemap seeds' known outcomes. */
+  private startChain: readonly string[] = [];
+  private startPage = "";
 
   constructor(
     private readonly limits: CrawlLimits,
@@ -239,6 +274,8 @@ class Crawl {
     this.started = deps.now();
     this.filter = createUrlFilter(options);
     this.strip = (url) => (url === null ? null : this.filter.strip(url));
+    this.linkReport = options.link_report;
+    this.extract = { alternates: options.alternates, images: options.images, nofollow: options.link_report };
     this.productToken = deps.userAgent.split("/")[0]!;
     const headers = { "User-Agent": deps.userAgent, Accept: ACCEPT };
     this.connection =
@@ -281,7 +318,7 @@ class Crawl {
       url = start.url;
       this.setScope(url);
       this.robots = start.robots;
-      await this.finish(null, start.chain, url, start.page, 0, start.pages, url);
+      await this.finish(null, start.chain, url, start.page, 0, start.pages, url, [], start.fates);
       if (this.options.sitemaps_from_robots) await this.queueRobotsSitemaps();
     }
     await this.crawlQueue();
@@ -333,6 +370,7 @@ class Crawl {
     const rulesByOrigin = new Map<string, RobotsRules>();
     let rules: RobotsRules | undefined;
     const pagesBefore = this.pagesCrawled;
+    const hops: Hop[] = [];
     const followed = await followHops<Answer>(
       first,
       {
@@ -358,14 +396,23 @@ class Crawl {
         },
         refusedIsFatal: () => true,
       },
-      (url) => this.fetchHop(url),
+      (url) => this.fetchHop(url, hops),
     );
     if (followed.kind === "stopped") {
       if (followed.reason === EXCLUDED_START) throw new NothingListedError(EXCLUDED_START);
       throw new CrawlFailedError(followed.reason);
     }
     if (followed.value.kind === "failed") throw new CrawlFailedError(followed.value.reason);
-    return { url: followed.url, page: followed.value, chain: followed.chain, robots: rules!, pages: this.pagesCrawled - pagesBefore };
+    this.startChain = followed.chain;
+    this.startPage = followed.url;
+    return {
+      url: followed.url,
+      page: followed.value,
+      chain: followed.chain,
+      robots: rules!,
+      pages: this.pagesCrawled - pagesBefore,
+      fates: this.fatesOf(hops, followed),
+    };
   }
 
   private async crawlQueue(): Promise<void> {
@@ -395,6 +442,7 @@ class Crawl {
     const excluded: { reason: ExclusionReason; url: string }[] = [];
     // This item's own requests: other items fetch meanwhile, so the shared counter cannot tell.
     let pages = 0;
+    const hops: Hop[] = [];
     let followed: Followed<Answer>;
     try {
       followed = await followHops<Answer>(
@@ -419,7 +467,7 @@ class Crawl {
         },
         (url) => {
           pages++;
-          return this.fetchHop(url);
+          return this.fetchHop(url, hops);
         },
       );
     } catch (err) {
@@ -431,13 +479,15 @@ class Crawl {
       throw err;
     }
     for (const url of followed.chain) excluded.push({ reason: "redirect", url });
+    const fates = this.fatesOf(hops, followed);
     if (followed.kind === "stopped") {
       if (followed.reason === "out of budget") this.truncated = true;
       if (followed.refused) excluded.push({ reason: "failed", url: followed.url });
-      await this.record({ done: item, seen: claimed, links: [], entry: undefined, excluded, pages, truncated: false });
+      const linkFacts = this.linkReport ? { linkFacts: { fates } } : {};
+      await this.record({ done: item, seen: claimed, links: [], entry: undefined, excluded, pages, truncated: false, ...linkFacts });
       return;
     }
-    await this.finish(item, claimed, followed.url, followed.value, item.depth, pages, undefined, excluded);
+    await this.finish(item, claimed, followed.url, followed.value, item.depth, pages, undefined, excluded, fates);
   }
 
   /**
@@ -453,10 +503,12 @@ class Crawl {
     pages: number,
     start?: string,
     excluded: { reason: ExclusionReason; url: string }[] = [],
+    fates: FateRecord[] = [],
   ): Promise<void> {
     let truncated = false;
     const links: LinkVerdict[] = [];
     let entry: SitemapEntry | undefined;
+    let linkFacts: LinkFacts | undefined;
     if (answer.kind === "failed") {
       if (answer.tooLarge) truncated = true;
       excluded.push({ reason: answer.exclusion, url });
@@ -468,17 +520,70 @@ class Crawl {
         if (start !== undefined) this.startExclusion = page.exclusion;
       }
       if (page.canonical !== null && page.canonical !== url) this.pushLink(links, page.canonical, depth);
-      for (const link of page.links) this.pushLink(links, link, depth + 1);
+      const followed: string[] | undefined = this.linkReport ? [] : undefined;
+      for (const link of page.links) {
+        const verdict = this.pushLink(links, link, depth + 1);
+        if (followed !== undefined && verdict !== null && verdict.excluded === undefined) followed.push(verdict.url);
+      }
       for (const href of page.invalid) links.push(invalidLink(href, depth + 1));
       truncated ||= page.linksDropped;
+      if (followed !== undefined) linkFacts = { fates, page: this.pageLinks(url, followed, page.nofollowLinks, depth) };
     }
+    if (this.linkReport) linkFacts ??= { fates };
     if (start !== undefined) seen = [...seen, url];
-    await this.record({ done, start, seen, links, entry, excluded, pages, truncated });
+    await this.record({ done, start, seen, links, entry, excluded, pages, truncated, ...(linkFacts ? { linkFacts } : {}) });
   }
 
-  private pushLink(links: LinkVerdict[], url: string, depth: number): void {
+  /**
+   * A page's links as the link report counts them: its followed links the crawl may request, each
+   * once, and its nofollow links that it would request if followed, less the followed ones. The
+   * page's links are unique already; only ignore_query_params can make two of them one.
+   */
+  private pageLinks(from: string, followed: string[], nofollowLinks: string[], depth: number): PageLinks {
+    const unique = this.options.ignore_query_params.length > 0 ? [...new Set(followed)] : followed;
+    if (nofollowLinks.length === 0) return { from, followed: unique, nofollow: [] };
+    const seen = new Set(unique);
+    const nofollow: string[] = [];
+    for (const link of nofollowLinks) {
+      const verdict = this.judgeLink(this.filter.strip(link), depth + 1);
+      if (verdict === null || verdict.excluded !== undefined || seen.has(verdict.url)) continue;
+      seen.add(verdict.url);
+      nofollow.push(verdict.url);
+    }
+    return { from, followed: unique, nofollow };
+  }
+
+  /**
+   * The link report's facts of a chain: each redirect with its next hop, then the answer it ended
+   * on (fine, or broken with its status and reason), or the refused address it stopped at.
+   */
+  private fatesOf(hops: Hop[], followed: Followed<Answer>): FateRecord[] {
+    if (!this.linkReport) return [];
+    const fates: FateRecord[] = hops.map(({ url, status, location }) => {
+      const next = this.strip(normaliseUrl(location, url));
+      return {
+        url,
+        fate: next === null ? { kind: "broken", status, error: "redirect to an invalid URL" } : { kind: "redirect", status, next },
+      };
+    });
+    if (followed.kind === "stopped") {
+      if (followed.refused) fates.push({ url: followed.url, fate: { kind: "broken", status: null, error: followed.reason } });
+      return fates;
+    }
+    const answer = followed.value;
+    // Not HTML, or over the size cap: the link works, it is only not listed.
+    const broken = answer.kind === "failed" && (answer.exclusion === "http_error" || (answer.exclusion === "failed" && !answer.tooLarge));
+    fates.push({
+      url: followed.url,
+      fate: broken ? { kind: "broken", status: answer.status ?? null, error: answer.reason } : FINE,
+    });
+    return fates;
+  }
+
+  private pushLink(links: LinkVerdict[], url: string, depth: number): LinkVerdict | null {
     const verdict = this.judgeLink(this.filter.strip(url), depth);
     if (verdict !== null) links.push(verdict);
+    return verdict;
   }
 
   /**
@@ -500,17 +605,22 @@ class Crawl {
    */
   private async queueRobotsSitemaps(): Promise<void> {
     let batch: LinkVerdict[] = [];
+    let seeds: SitemapSeed[] = [];
     const flush = async () => {
       const links = batch;
+      const sitemap = seeds;
       batch = [];
-      if (links.length > 0) await this.record({ done: null, seen: [], links, excluded: [], pages: 0, truncated: false });
+      seeds = [];
+      const linkFacts = this.linkReport ? { linkFacts: { fates: [], sitemap } } : {};
+      if (links.length > 0) await this.record({ done: null, seen: [], links, excluded: [], pages: 0, truncated: false, ...linkFacts });
     };
     const room = () => this.queued + this.buffer.length + batch.length < this.limits.maxPages - this.pagesCrawled;
     try {
       // The reader awaits each answer, so the state sees one record at a time.
-      const read = await readRobotsSitemaps(this.scope, this.robots!.sitemaps, this.request, async (url) => {
+      const read = await readRobotsSitemaps(this.scope, this.robots!.sitemaps, this.request, async (url, sitemap) => {
         if (!room()) return false;
-        this.pushLink(batch, url, 0);
+        const verdict = this.pushLink(batch, url, 0);
+        if (verdict !== null && this.linkReport) seeds.push(this.seedOf(verdict, sitemap));
         if (batch.length >= SITEMAP_BATCH) await flush();
         return room();
       });
@@ -520,6 +630,20 @@ class Crawl {
       this.truncated = true;
     }
     await flush();
+  }
+
+  /**
+   * A sitemap URL as the link report keeps it: what is known of it now (left out by robots.txt or
+   * the filter, or the start page and its redirects, crawled before the sitemaps were read).
+   */
+  private seedOf(verdict: LinkVerdict, sitemap: string): SitemapSeed {
+    const seed: SitemapSeed = { url: verdict.url, sitemap };
+    if (verdict.excluded !== undefined) seed.outcome = verdict.excluded;
+    else if (verdict.url === this.startPage) {
+      seed.outcome = this.startExclusion ?? LISTED;
+      seed.linked = true;
+    } else if (this.startChain.includes(verdict.url)) seed.outcome = "redirect";
+    return seed;
   }
 
   private async record(page: Omit<PageRecord, "maxFrontier">): Promise<void> {
@@ -533,7 +657,7 @@ class Crawl {
 
   /** Reads a fetched page (its body decoded to `html`): the text is dropped once this returns. */
   private readPage(url: string, status: number, headers: Headers, html: string): PageRead {
-    const facts = extractPage(html, url, this.productToken, this.limits.maxLinksPerPage, this.options);
+    const facts = extractPage(html, url, this.productToken, this.limits.maxLinksPerPage, this.extract);
     const directives = mergeDirectives(facts.directives, headerDirectives(headers.get("x-robots-tag"), this.productToken));
     const headerCanonical = linkHeaderCanonical(headers);
     const canonical = this.strip(facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url)));
@@ -554,12 +678,18 @@ class Crawl {
       links: directives.nofollow ? [] : facts.links,
       invalid: directives.nofollow ? [] : facts.invalid,
       linksDropped: !directives.nofollow && facts.linksDropped,
+      // X-Robots-Tag nofollow turns the followed links into nofollow ones too.
+      nofollowLinks: !this.linkReport
+        ? []
+        : directives.nofollow && !facts.directives.nofollow
+          ? [...facts.links, ...facts.nofollowLinks!]
+          : facts.nofollowLinks!,
     };
   }
 
   /** One request; every outcome but a refused address or a stopped crawl is a redirect or an Answer. */
-  private async fetchHop(url: string): Promise<HopStep<Answer>> {
-    const step = await this.fetchRaw(url);
+  private async fetchHop(url: string, hops: Hop[]): Promise<HopStep<Answer>> {
+    const step = await this.fetchRaw(url, hops);
     if (step.kind !== "final" || step.value.kind !== "raw") return step as HopStep<Answer>;
     const { status, headers, body, html } = step.value;
     return { kind: "final", value: { kind: "page", page: await this.readRendered(url, status, headers, body, html) } };
@@ -607,8 +737,11 @@ class Crawl {
     }
   }
 
-  /** One request, its page read at once, or kept raw when the browser is to read it. */
-  private async fetchRaw(url: string): Promise<HopStep<Answer | RawPage>> {
+  /**
+   * One request, its page read at once, or kept raw when the browser is to read it. A redirect is
+   * added to `hops` (for the link report).
+   */
+  private async fetchRaw(url: string, hops: Hop[]): Promise<HopStep<Answer | RawPage>> {
     this.pagesCrawled++;
     // The live state is small (URL strings), but a long crawl leaves garbage faster than the
     // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
@@ -620,8 +753,11 @@ class Crawl {
     try {
       return await this.request(url, async (res, signal): Promise<HopStep<Answer | RawPage>> => {
         const location = res.headers.get("location");
-        if (isRedirect(res.status) && location !== null) return { kind: "redirect", location };
-        if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error");
+        if (isRedirect(res.status) && location !== null) {
+          if (this.linkReport) hops.push({ url, status: res.status, location });
+          return { kind: "redirect", location };
+        }
+        if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error", res.status);
         const media = mediaTypeOf(res.headers);
         if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
         const large = {
@@ -672,8 +808,11 @@ function invalidLink(text: string, depth: number): LinkVerdict {
   return { url: `invalid:${Bun.hash(text).toString(36)}`, depth, excluded: "invalid", example: text };
 }
 
-function failed(reason: string, exclusion: ExclusionReason): HopStep<Answer> {
-  return { kind: "final", value: { kind: "failed", reason, exclusion } };
+function failed(reason: string, exclusion: ExclusionReason, status?: number): HopStep<Answer> {
+  return {
+    kind: "final",
+    value: status === undefined ? { kind: "failed", reason, exclusion } : { kind: "failed", reason, exclusion, status },
+  };
 }
 
 /**

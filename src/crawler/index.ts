@@ -7,6 +7,7 @@
 //   robots/  robots.txt, its sitemaps, and the path patterns it shares with include/exclude
 //   url/     normalisation and the start URL's checks
 //   output/  the sitemap XML and the writer that splits it into files
+//   links/   the link report: what a state keeps per URL, and the lists built from it
 //
 // Arrows point down: the root uses the subfolders; net/ and url/ use nothing else of the crawler.
 
@@ -51,6 +52,27 @@ export {
   type ExclusionReport,
 } from "./exclusions.ts";
 export { crawlReport, type CrawlOutcome, type CrawlReport } from "./report.ts";
+export { NO_LINK_FACTS } from "./state.ts";
+export {
+  addReferrer,
+  type BrokenLink,
+  type FateRecord,
+  type LinkCounts,
+  type LinkFacts,
+  type LinkFate,
+  type LinkLists,
+  type LinkReport,
+  type LinkRow,
+  LISTED,
+  MAX_LIST_ENTRIES,
+  MAX_REFERRERS,
+  mergeReferrers,
+  NOT_LINKED,
+  type RedirectLink,
+  type SitemapError,
+  type SitemapSeed,
+} from "./links/model.ts";
+export { cutLinkReport, fullLinkLists, type LinkSource, type ReportLimits, writeLinkLists } from "./links/report.ts";
 
 export {
   checkTarget,

@@ -27,6 +27,8 @@ export interface CrawlOptions {
   render: RenderMode;
   /** Credentials for the start URL's origin (auth.ts); absent when none were given. */
   auth?: CrawlAuth;
+  /** The link report: broken links, redirects and the site's sitemap errors (links/). */
+  link_report: boolean;
 }
 
 export type RenderMode = "never" | "always" | "auto";
@@ -56,6 +58,7 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
     max_concurrency: null,
     delay_ms: 0,
     render: "never",
+    link_report: false,
   };
 }
 
@@ -130,6 +133,10 @@ export function parseCrawlOptions(
     const parsed = parseCrawlAuth(body.auth);
     if (!parsed.ok) return invalid(parsed.message);
     options.auth = parsed.auth;
+  }
+  if (body.link_report !== undefined) {
+    if (typeof body.link_report !== "boolean") return invalid("link_report must be true or false.");
+    options.link_report = body.link_report;
   }
   return { ok: true, options };
 }

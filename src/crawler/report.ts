@@ -3,6 +3,7 @@
 import type { ExclusionReport } from "./exclusions.ts";
 import type { RenderReport } from "./engine.ts";
 import type { PolitenessReport } from "./net/politeness.ts";
+import type { LinkCounts, LinkReport } from "./links/model.ts";
 
 export interface CrawlReport extends ExclusionReport {
   /** The start URL after redirects. */
@@ -14,6 +15,8 @@ export interface CrawlReport extends ExclusionReport {
   generated_at: string;
   politeness: PolitenessReport;
   render: RenderReport;
+  /** With link_report: the lists (cut to 1,000 each), or a job's counts (its lists are links.json). */
+  links?: LinkReport | LinkCounts;
 }
 
 /** What a finished crawl knows of itself, whichever state (memory or the store) held it. */
@@ -26,10 +29,12 @@ export interface CrawlOutcome {
   exclusions: ExclusionReport;
   politeness: PolitenessReport;
   render: RenderReport;
+  /** Only for a crawl run with link_report. */
+  links?: LinkReport | LinkCounts;
 }
 
 export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlReport {
-  return {
+  const report: CrawlReport = {
     url: outcome.url,
     url_count: outcome.urlCount,
     pages_crawled: outcome.pagesCrawled,
@@ -41,4 +46,6 @@ export function crawlReport(outcome: CrawlOutcome, generatedAt: Date): CrawlRepo
     politeness: outcome.politeness,
     render: outcome.render,
   };
+  if (outcome.links) report.links = outcome.links;
+  return report;
 }

@@ -26,6 +26,9 @@
  */
 import { emptyExclusionReport, recordExclusion, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import type { SitemapEntry } from "./output/xml.ts";
+import { LinkLedger } from "./links/ledger.ts";
+import type { LinkFacts } from "./links/model.ts";
+import type { LinkSource } from "./links/report.ts";
 
 export interface FrontierItem {
   /** Normalised absolute URL. */
@@ -63,6 +66,12 @@ export interface PageRecord {
   pages: number;
   /** A limit dropped something while crawling this page. */
   truncated: boolean;
+  /**
+   * With link_report: what the link report needs of this record (links/model.ts), applied with it.
+   * A state keeps per URL only the referrer count and the 5 smallest referrers, and only while
+   * the URL is not known to answer fine (links/ledger.ts; for jobs, the store's job_links).
+   */
+  linkFacts?: LinkFacts;
 }
 
 export interface RecordResult {
@@ -105,6 +114,12 @@ export class MemoryCrawlState implements CrawlState {
   private readonly exclusions = emptyExclusionReport();
   private readonly counters: CrawlCounters = { pagesCrawled: 0, urlsListed: 0, truncated: false };
   private start: string | null = null;
+  /** The link report's rows, for a crawl with link_report. */
+  private readonly links: LinkLedger | null;
+
+  constructor(options: { linkReport?: boolean } = {}) {
+    this.links = options.linkReport ? new LinkLedger((url) => this.seen.has(url)) : null;
+  }
 
   async resume(): Promise<ResumePoint | null> {
     if (this.taken.size > 0) {
@@ -131,6 +146,7 @@ export class MemoryCrawlState implements CrawlState {
     if (this.seen.has(url)) return false;
     this.seen.add(url);
     this.taken.get(by)?.push(url);
+    this.links?.pending(url);
     return true;
   }
 
@@ -150,6 +166,7 @@ export class MemoryCrawlState implements CrawlState {
       } else {
         this.seen.add(link.url);
         this.frontier.push({ url: link.url, depth: link.depth });
+        this.links?.pending(link.url);
       }
     }
     if (page.entry) this.listed.push(page.entry);
@@ -157,6 +174,7 @@ export class MemoryCrawlState implements CrawlState {
     this.counters.pagesCrawled += page.pages;
     this.counters.urlsListed = this.listed.length;
     if (page.truncated || dropped > 0) this.counters.truncated = true;
+    if (this.links) this.links.apply(page.linkFacts ?? NO_LINK_FACTS, page.excluded, page.entry?.loc);
     return { dropped, queued: this.size };
   }
 
@@ -168,7 +186,15 @@ export class MemoryCrawlState implements CrawlState {
     return this.exclusions;
   }
 
+  /** The link report's rows (links/report.ts builds the lists), or null without link_report. */
+  linkSource(): LinkSource | null {
+    return this.links;
+  }
+
   private get size(): number {
     return this.frontier.length - this.head;
   }
 }
+
+/** A record without link facts (a crawl's records carry them only with link_report). */
+export const NO_LINK_FACTS: LinkFacts = { fates: [] };

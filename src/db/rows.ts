@@ -1,5 +1,6 @@
 // The row mapping both backends share: the columns a key record is read from, and how a job row
 // becomes a StoredJob. The SQL itself is each backend's (src/db/sqlite/, src/db/postgres/).
+import type { LinkRow } from "../crawler/index.ts";
 import type { StoredJob } from "../jobs/job-store.ts";
 import type { JobStatus } from "../jobs/model.ts";
 
@@ -35,7 +36,8 @@ export function jobFromRow(row: JobRow): StoredJob {
     keyId: Number(row.key_id),
     status: row.status,
     url: row.url,
-    options: JSON.parse(row.options),
+    // Jobs stored before an option existed show its default, as the job object always lists every option.
+    options: { link_report: false, ...JSON.parse(row.options) },
     callbackUrl: row.callback_url,
     createdAt: row.created_at,
     startedAt: row.started_at,
@@ -46,5 +48,28 @@ export function jobFromRow(row: JobRow): StoredJob {
     crawl: parseJson(row.crawl),
     attempts: Number(row.attempts),
     leaseOwner: row.lease_owner,
+  };
+}
+
+/** A row of `job_links` as both backends select it (url, referrer_count, referrers, followed, fate, sitemap, outcome). */
+export interface LinkRowColumns {
+  url: string;
+  referrer_count: number | string;
+  referrers: string;
+  followed: number | boolean;
+  fate: string | null;
+  sitemap: string | null;
+  outcome: string | null;
+}
+
+export function linkRowFromColumns(row: LinkRowColumns): LinkRow {
+  return {
+    url: row.url,
+    referrerCount: Number(row.referrer_count),
+    referrers: JSON.parse(row.referrers),
+    followed: row.followed === true || row.followed === 1,
+    fate: parseJson(row.fate),
+    sitemap: row.sitemap,
+    outcome: row.outcome,
   };
 }

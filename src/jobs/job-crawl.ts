@@ -33,7 +33,12 @@ export function createJobCrawl(deps: JobCrawlDeps) {
         progress: control.progress,
       },
       // The seen set holds at most the page budget's worth of queued URLs, plus those judged and dropped.
-      { ...defaultStoreStateOptions, expectedUrls: Math.max(100_000, job.options.max_pages * 2), ...deps.stateOptions },
+      {
+        ...defaultStoreStateOptions,
+        expectedUrls: Math.max(100_000, job.options.max_pages * 2),
+        ...deps.stateOptions,
+        linkReport: job.options.link_report === true,
+      },
       now,
     );
     const limits = {

@@ -1,7 +1,7 @@
 // What jobs need from the store, one interface for SQLite and PostgreSQL. The job row carries its
 // lifecycle and lease; the crawl's growing state (URLs seen and queued, entries listed) lives in
 // their own tables so a job survives its process and any instance can continue or serve it.
-import type { CrawlOptions } from "../crawler/index.ts";
+import type { CrawlOptions, LinkFate, LinkRow } from "../crawler/index.ts";
 import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
 
 /** A job as stored: the public fields plus what only the server sees. */
@@ -83,7 +83,25 @@ export interface Checkpoint {
   entries: StoredEntry[];
   progress: JobProgress;
   crawl: CrawlFacts;
+  /** With link_report: what the stretch adds to job_links (store-link-ledger.ts), in the same transaction. */
+  links?: LinkCheckpoint;
 }
+
+/**
+ * The link report's rows of one checkpoint, applied in this order: referrers (counts added, the 5
+ * smallest referrers kept), sitemap URLs, bad fates, fine URLs (their row goes unless it is a
+ * sitemap URL's), then the outcomes of sitemap URLs.
+ */
+export interface LinkCheckpoint {
+  referrers: { url: string; count: number; referrers: string[]; followed: boolean }[];
+  sitemap: { url: string; sitemap: string; outcome: string | null; followed: boolean }[];
+  fates: { url: string; fate: Exclude<LinkFate, { kind: "ok" }> }[];
+  fine: string[];
+  outcomes: { url: string; outcome: string }[];
+}
+
+/** job_parts' number of links.json (gzip-compressed JSON): 0 is sitemap.xml, 1.. the sitemap parts. */
+export const LINKS_PART = -1;
 
 /** The callback of a finished job, while it is still to be sent. */
 export interface PendingCallback {
@@ -140,6 +158,12 @@ export interface JobStore {
   seenUrls(id: string, afterUrl: string | null, limit: number): Promise<string[]>;
   /** The highest frontier seq so far (0 when none). */
   lastSeq(id: string): Promise<number>;
+  /** Of `urls`, those the job has requested (or left out) and that hold no job_links row: fine ones, whose links need no counting. */
+  linksSettled(id: string, urls: string[]): Promise<Set<string>>;
+  /** The job_links rows with a fate and a referrer ("linked"), or of sitemap URLs ("sitemap"), sorted by url, after `afterUrl`. */
+  linkRows(id: string, which: "linked" | "sitemap", afterUrl: string | null, limit: number): Promise<LinkRow[]>;
+  /** The fates of those of `urls` that have one. */
+  linkFates(id: string, urls: string[]): Promise<Map<string, Exclude<LinkFate, { kind: "ok" }>>>;
   /** Listed entries sorted by loc, after `afterLoc`. */
   entries(id: string, afterLoc: string | null, limit: number): Promise<StoredEntry[]>;
   countEntries(id: string): Promise<number>;

@@ -1,9 +1,9 @@
 // The job object of the contract's "Crawl jobs" section and the request/response schemas of the
 // job endpoints, for the OpenAPI document (with examples).
 import { t } from "elysia";
-import { type CrawlOptions, type CrawlReport, defaultCrawlOptions } from "../crawler/index.ts";
+import { type CrawlOptions, type CrawlReport, defaultCrawlOptions, type LinkCounts } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
-import { authModel, crawlOptionFields, PolitenessModel, RenderModel } from "../sitemap/model.ts";
+import { authModel, crawlOptionFields, LinkCountsModel, linkReportModel, PolitenessModel, RenderModel } from "../sitemap/model.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export const FINISHED: readonly JobStatus[] = ["succeeded", "failed", "cancelled"];
@@ -27,6 +27,8 @@ export interface JobResult
   sitemap_url: string;
   /** Part files of a split result; 0 when sitemap.xml is the whole sitemap. */
   sitemap_parts: number;
+  /** With link_report: the lists' lengths (the lists: GET /api/jobs/<id>/links.json). */
+  links?: LinkCounts;
 }
 
 export interface JobError {
@@ -77,6 +79,7 @@ export const JobOptionsModel = t.Object(
     delay_ms: jsonInteger({ minimum: 0, description: "Least time between two of the crawl's request starts, ms." }),
     render: t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")], { description: "JavaScript rendering mode." }),
     auth: t.Optional(authModel(true)),
+    link_report: t.Boolean({ description: "The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json." }),
   },
   { description: "The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted." },
 );
@@ -101,6 +104,7 @@ export const JobResultModel = t.Object({
   render: t.Optional(RenderModel),
   sitemap_url: t.String({ description: "Path of the sitemap (a <sitemapindex> when split)." }),
   sitemap_parts: jsonInteger({ description: "Number of part files sitemap-<n>.xml; 0 when not split." }),
+  links: t.Optional(LinkCountsModel),
 });
 
 export const JobModel = t.Object({
@@ -142,6 +146,13 @@ export const JobRequestModel = t.Object(
     delay_ms: t.Optional(jsonInteger({ minimum: 0, maximum: 60_000 })),
     render: t.Optional(t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")])),
     auth: crawlOptionFields.auth,
+    link_report: t.Optional(
+      t.Boolean({
+        default: false,
+        description:
+          "Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.",
+      }),
+    ),
   },
   { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
 );
@@ -296,6 +307,50 @@ export const sitemapResponses = {
   401: unauthorized,
   404: notFound,
   409: error("The job has not succeeded (yet).", "Job q7Yc0JxkS1uQm3n2V5rT8w is running."),
+  503: storeDown,
+} satisfies Responses;
+
+export const linksResponses = {
+  200: {
+    description:
+      "The link report of a job run with `link_report`, once it has a result: every list in full (not cut to 1,000), sorted by url; `truncated` is always false.",
+    headers: {
+      "Content-Encoding": { description: "gzip when the request's Accept-Encoding allows it.", schema: { type: "string" as const } },
+    },
+    content: {
+      "application/json": {
+        schema: asSchema(linkReportModel()),
+        example: {
+          broken: [
+            {
+              url: "https://example.com/old-pricing",
+              status: 404,
+              error: "HTTP 404",
+              referrers: ["https://example.com/", "https://example.com/blog/launch"],
+              referrer_count: 2,
+            },
+          ],
+          redirects: [
+            {
+              url: "https://example.com/docs",
+              status: 301,
+              target: "https://example.com/docs/",
+              hops: 1,
+              referrers: ["https://example.com/"],
+              referrer_count: 1,
+            },
+          ],
+          sitemap_errors: [{ url: "https://example.com/drafts/x", sitemap: "https://example.com/sitemap.xml", reason: "noindex" }],
+          truncated: false,
+        },
+      },
+    },
+  },
+  401: unauthorized,
+  404: error(
+    "No such job for this key (`Job not found.`), a job run without `link_report`, or one without a result (yet): `Job <id> is running.`",
+    "Job q7Yc0JxkS1uQm3n2V5rT8w is running.",
+  ),
   503: storeDown,
 } satisfies Responses;
 

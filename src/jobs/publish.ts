@@ -1,15 +1,20 @@
 // Turns a job's listed entries (in the store, sorted by loc) into its sitemap files with the shared
 // sitemap writer, each stored gzip-compressed: one <urlset> as sitemap.xml, or, past 50,000 URLs
-// or 50 MB, parts and a <sitemapindex> whose <loc>s are where the owner will publish them.
+// or 50 MB, parts and a <sitemapindex> whose <loc>s are where the owner will publish them. With
+// link_report, the link report's full lists too, as links.json (the result holds their counts).
 import {
   crawlReport,
+  defaultCrawlLimits,
+  type LinkCounts,
+  type LinkSource,
   type PartLimits,
   type PolitenessReport,
   type RenderReport,
   type SitemapEntry,
+  writeLinkLists,
   writeSitemap,
 } from "../crawler/index.ts";
-import type { JobStore, StoredEntry, StoredJob } from "./job-store.ts";
+import { type JobStore, LINKS_PART, type StoredEntry, type StoredJob } from "./job-store.ts";
 import type { JobProgress, JobResult } from "./model.ts";
 
 /** Entries read from the store at a time: memory holds one page of entries plus at most two parts. */
@@ -31,6 +36,38 @@ export async function* storedEntries(store: JobStore, id: string): AsyncGenerato
     if (page.length < PAGE) return;
     after = page[page.length - 1]!.loc;
   }
+}
+
+/** The job's link report rows in the store, as the crawler's report builder reads them. */
+export function storeLinkSource(store: JobStore, id: string): LinkSource {
+  return {
+    linked: (after, limit) => store.linkRows(id, "linked", after, limit),
+    fates: (urls) => store.linkFates(id, [...urls]),
+    sitemapRows: (after, limit) => store.linkRows(id, "sitemap", after, limit),
+  };
+}
+
+/**
+ * Writes links.json: the full lists, read from job_links a page at a time and gzip-compressed as
+ * they are written, so that memory holds a page of rows and the compressed file, never the text.
+ */
+async function publishLinks(store: JobStore, id: string): Promise<LinkCounts> {
+  const gzip = new CompressionStream("gzip");
+  const writer = gzip.writable.getWriter();
+  const compressed = new Response(gzip.readable).bytes();
+  const encoder = new TextEncoder();
+  let pending = "";
+  const counts = await writeLinkLists(storeLinkSource(store, id), { maxRedirects: defaultCrawlLimits.maxRedirects }, async (text) => {
+    pending += text;
+    if (pending.length >= 64 * 1024) {
+      await writer.write(encoder.encode(pending));
+      pending = "";
+    }
+  });
+  await writer.write(encoder.encode(pending));
+  await writer.close();
+  await store.putPart(id, LINKS_PART, await compressed);
+  return counts;
 }
 
 /**
@@ -57,6 +94,7 @@ export async function publishResult(
     },
     limits,
   });
+  const links = job.options.link_report ? await publishLinks(store, job.id) : undefined;
   const report = crawlReport(
     {
       url: facts.url,
@@ -67,8 +105,10 @@ export async function publishResult(
       exclusions: { excluded: facts.excluded, excluded_examples: facts.excludedExamples },
       politeness: run.politeness,
       render: run.render,
+      links,
     },
     run.now,
   );
-  return { ...report, sitemap_url: `/api/jobs/${job.id}/sitemap.xml`, sitemap_parts: written.parts };
+  const { links: _cut, ...plain } = report;
+  return { ...plain, ...(links && { links }), sitemap_url: `/api/jobs/${job.id}/sitemap.xml`, sitemap_parts: written.parts };
 }

@@ -1,11 +1,11 @@
 // The job endpoints: POST /api/jobs (steps 1-5 of /api/generate, then 202), the listing, one job,
-// its event stream, its sitemap files, and DELETE. Every request needs the key that created the
+// its event stream, its sitemap files, its link report (links.json), and DELETE. Every request needs the key that created the
 // job; another key or an unknown id answers 404 `Job not found.`
 import { Elysia, t } from "elysia";
 import { API_KEY_QUERY_SCHEME, API_KEY_SCHEME } from "../ops/docs.ts";
 import { type CrawlOptions, parseCrawlOptions, parseTargetUrl, redactCrawlOptions } from "../crawler/index.ts";
 import { AUTH_NEEDS_KEY_MESSAGE, type JobCredentials, noJobCredentials } from "./job-credentials.ts";
-import { newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
+import { LINKS_PART, newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
 import {
   createJobResponses,
   deleteJobResponses,
@@ -14,6 +14,7 @@ import {
   FINISHED,
   getJobResponses,
   JobRequestModel,
+  linksResponses,
   listJobsResponses,
   partResponses,
   sitemapResponses,
@@ -136,6 +137,15 @@ export function acceptsGzip(header: string | null): boolean {
 
 function xmlFile(gzipped: Uint8Array, request: Request): Response {
   const headers: Record<string, string> = { "content-type": "application/xml; charset=utf-8", vary: "Accept-Encoding" };
+  if (acceptsGzip(request.headers.get("accept-encoding"))) {
+    return new Response(gzipped as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-encoding": "gzip" } });
+  }
+  return new Response(Bun.gunzipSync(gzipped as Uint8Array<ArrayBuffer>), { headers });
+}
+
+/** links.json: JSON, gzip-compressed as stored when the client accepts it. */
+function jsonFile(gzipped: Uint8Array, request: Request): Response {
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", vary: "Accept-Encoding" };
   if (acceptsGzip(request.headers.get("accept-encoding"))) {
     return new Response(gzipped as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-encoding": "gzip" } });
   }
@@ -326,6 +336,28 @@ export const jobRoutes = (deps: JobsDeps) => {
           return xmlFile(file, request);
         }),
       { params: idParam, detail: { ...secured, summary: "The job's sitemap (or sitemap index)", responses: sitemapResponses } },
+    )
+    .get(
+      "/api/jobs/:id/links.json",
+      ({ request, params }) =>
+        guard("GET /api/jobs/:id/links.json", async () => {
+          const job = await ownJob(request, params.id);
+          if (job instanceof Response) return job;
+          if (!job.options.link_report) return fail(404, `Job ${job.id} was run without link_report.`);
+          const file = job.result?.links && job.status !== "failed" ? await deps.store.getPart(job.id, LINKS_PART) : null;
+          if (!file) return fail(404, `Job ${job.id} is ${job.status}.`);
+          return jsonFile(file, request);
+        }),
+      {
+        params: idParam,
+        detail: {
+          ...secured,
+          summary: "The job's link report: broken links, redirects, sitemap errors",
+          description:
+            "For a job run with `link_report`: the full lists (`result.links` holds their lengths), each sorted by url. A job cancelled while queued crawled nothing and has none.",
+          responses: linksResponses,
+        },
+      },
     )
     .get(
       "/api/jobs/:id/:part",

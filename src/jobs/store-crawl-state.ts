@@ -7,6 +7,7 @@ import {
   type ExclusionReport,
   emptyExclusionReport,
   type FrontierItem,
+  NO_LINK_FACTS,
   type PageRecord,
   type RecordResult,
   type ResumePoint,
@@ -17,6 +18,7 @@ import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store
 import type { JobProgress } from "./model.ts";
 import { BloomFilter } from "./bloom.ts";
 import { storedEntries } from "./publish.ts";
+import { StoreLinkLedger } from "./store-link-ledger.ts";
 
 export interface StoreStateOptions {
   /** Pages per checkpoint at most. */
@@ -29,6 +31,8 @@ export interface StoreStateOptions {
   windowSize: number;
   /** URLs the Bloom filter is sized for (the seen set's expected size). */
   expectedUrls: number;
+  /** The job runs with link_report: its rows go to job_links with each checkpoint (store-link-ledger.ts). */
+  linkReport?: boolean;
 }
 
 export const defaultStoreStateOptions: StoreStateOptions = {
@@ -81,6 +85,7 @@ export class StoreCrawlState implements CrawlState {
   /** URLs claimed by items not yet recorded: seen in this process only. */
   private readonly claims = new Set<string>();
   private turn: Promise<void> = Promise.resolve();
+  private readonly links: StoreLinkLedger | null;
 
   constructor(
     private readonly store: JobStore,
@@ -90,6 +95,9 @@ export class StoreCrawlState implements CrawlState {
     private readonly now: () => number = Date.now,
   ) {
     this.bloom = new BloomFilter(options.expectedUrls);
+    this.links = options.linkReport
+      ? new StoreLinkLedger(store, jobId, { cacheSize: options.cacheSize, expectedUrls: options.expectedUrls })
+      : null;
   }
 
   async resume(): Promise<ResumePoint | null> {
@@ -100,6 +108,7 @@ export class StoreCrawlState implements CrawlState {
     // A fresh crawl's frontier is all in memory until the window fills.
     this.windowAtTail = facts === null;
     if (!facts) return null;
+    await this.links?.resume();
     // The filter must hold every URL the store has seen: read them back, a page at a time.
     for (let after: string | null = null; ; ) {
       const page = await this.store.seenUrls(this.jobId, after, 10_000);
@@ -168,6 +177,7 @@ export class StoreCrawlState implements CrawlState {
       return false;
     }
     this.claims.add(url);
+    this.links?.pending(url);
     return true;
   }
 
@@ -213,6 +223,7 @@ export class StoreCrawlState implements CrawlState {
         this.pending.seen.push(link.url);
         this.pending.urls.add(link.url);
         recordExclusion(this.report_, link.excluded, link.example ?? link.url);
+        this.links?.skipped(link.url);
       } else if (this.waiting >= page.maxFrontier) {
         // Like the engine's budget: items taken (started or buffered) are not the frontier's to count.
         dropped++;
@@ -222,6 +233,7 @@ export class StoreCrawlState implements CrawlState {
         this.pending.discovered.push(item);
         this.pending.urls.add(link.url);
         facts.queued++;
+        this.links?.pending(link.url);
         // While the window holds the frontier's end, new items join it; otherwise the store keeps them.
         if (this.windowAtTail && this.window.length < this.options.windowSize) this.window.push(item);
         else this.windowAtTail = false;
@@ -234,6 +246,7 @@ export class StoreCrawlState implements CrawlState {
     }
     for (const { reason, url } of page.excluded) recordExclusion(this.report_, reason, url);
     if (page.truncated || dropped > 0) facts.truncated = true;
+    if (this.links) await this.links.apply(page.linkFacts ?? NO_LINK_FACTS, page.excluded, page.entry?.loc, this.neverSeen);
     this.pendingPages++;
     this.lease.progress(this.progress());
     if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
@@ -246,13 +259,14 @@ export class StoreCrawlState implements CrawlState {
       if (this.dead || !this.facts) return;
       const batch = this.pending;
       this.pending = emptyBatch();
+      const links = this.links?.take();
       this.writing = batch.urls;
       this.pendingPages = 0;
       this.lastFlush = this.now();
       this.facts.excluded = this.report_.excluded;
       this.facts.excludedExamples = this.report_.excluded_examples;
       const { urls: _, ...rows } = batch;
-      const checkpoint = { ...rows, progress: this.progress(), crawl: { ...this.facts } };
+      const checkpoint = { ...rows, ...(links ? { links } : {}), progress: this.progress(), crawl: { ...this.facts } };
       // A checkpoint that fails is written again (the crawl waits for it) for as long as the lease
       // says; one given up must not leave a hole that later ones write around: this process
       // stops, and the job continues from the last one written, here or elsewhere.
@@ -298,6 +312,9 @@ export class StoreCrawlState implements CrawlState {
   private get waiting(): number {
     return Math.max(0, (this.facts?.queued ?? 0) - this.inFlight);
   }
+
+  /** Never met, as this process knows for sure (the filter has not got it): the link report counts its links. */
+  private readonly neverSeen = (url: string): boolean => !this.known(url) && !this.bloom.mayHave(url);
 
   /** Seen, as far as this process knows without the store: cached, or in a batch not yet stored. */
   private known(url: string): boolean {

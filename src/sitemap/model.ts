@@ -10,9 +10,12 @@ import {
   MAX_AUTH_LENGTH,
   MAX_DELAY_MS,
   MAX_EXAMPLES_PER_REASON,
+  MAX_LIST_ENTRIES,
   MAX_PARAM_NAME_LENGTH,
   MAX_PATTERN_LENGTH,
   MAX_PATTERNS,
+  MAX_REFERRERS,
+  NOT_LINKED,
 } from "../crawler/index.ts";
 
 const patterns = (description: string, example: string[]) =>
@@ -167,6 +170,14 @@ export const crawlOptionFields = {
     }),
   ),
   auth: t.Optional(authModel(false)),
+  link_report: t.Optional(
+    t.Boolean({
+      default: false,
+      description:
+        "Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap).",
+      examples: [true],
+    }),
+  ),
 };
 
 /** `data.render`: whether pages were read through the browser. */
@@ -251,6 +262,86 @@ export const ExcludedExamplesModel = t.Object(
   { description: "Up to 5 of the URLs counted in `excluded`, by reason." },
 );
 
+const uri = (description: string) => t.String({ format: "uri", description });
+const referrerFields = {
+  referrers: t.Array(uri("A page linking to it."), {
+    maxItems: MAX_REFERRERS,
+    description: "Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted.",
+  }),
+  referrer_count: jsonInteger({ minimum: 1, description: "Pages linking to it." }),
+};
+
+/** One entry of `links.broken`. */
+export const BrokenLinkModel = t.Object(
+  {
+    url: uri("An in-scope URL that pages link to."),
+    status: t.Union([jsonInteger({ minimum: 100, maximum: 599 }), t.Null()], {
+      description: "The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop).",
+    }),
+    error: t.String({ description: "`HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ..." }),
+    ...referrerFields,
+  },
+  { additionalProperties: false, description: "An in-scope link whose final answer was a 4xx/5xx or a failure." },
+);
+
+/** One entry of `links.redirects`. */
+export const RedirectLinkModel = t.Object(
+  {
+    url: uri("An in-scope URL that pages link to."),
+    status: jsonInteger({ minimum: 300, maximum: 399, description: "The first hop's status." }),
+    target: uri("Where the redirects lead: the final URL."),
+    hops: jsonInteger({ minimum: 1, description: "Redirects on the way." }),
+    ...referrerFields,
+  },
+  { additionalProperties: false, description: "An in-scope link that answered with a redirect." },
+);
+
+/** One entry of `links.sitemap_errors`. */
+export const SitemapErrorModel = t.Object(
+  {
+    url: uri("A page URL of the site's own sitemaps."),
+    sitemap: uri("The sitemap file that lists it."),
+    reason: t.Union(
+      [...EXCLUSION_REASONS, NOT_LINKED].map((reason) => t.Literal(reason)),
+      { description: "The `excluded` reason it fell under, or `not_linked`: listed only thanks to the sitemap, no link reaches it." },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "A sitemap URL that the generated sitemap does not list, or lists only thanks to that sitemap.",
+  },
+);
+
+/** The link report's lists: `data.links` (at most `maxItems` each) or a job's links.json (uncut). */
+export const linkReportModel = (maxItems?: number) => {
+  const list = (schema: Parameters<typeof t.Array>[0], description: string) =>
+    t.Array(schema, maxItems === undefined ? { description } : { maxItems, description });
+  return t.Object(
+    {
+      broken: list(BrokenLinkModel, "Sorted by url."),
+      redirects: list(RedirectLinkModel, "Sorted by url."),
+      sitemap_errors: list(SitemapErrorModel, "Sorted by url; empty without `sitemaps_from_robots`."),
+      truncated: t.Boolean({
+        description:
+          maxItems === undefined
+            ? "Always false: the lists are whole."
+            : `True when a list was cut to ${maxItems.toLocaleString("en-US")} entries.`,
+      }),
+    },
+    { additionalProperties: false },
+  );
+};
+
+/** A job's `result.links`: the lists' lengths. */
+export const LinkCountsModel = t.Object(
+  {
+    broken_count: jsonInteger({ minimum: 0 }),
+    redirect_count: jsonInteger({ minimum: 0 }),
+    sitemap_error_count: jsonInteger({ minimum: 0 }),
+  },
+  { additionalProperties: false, description: "With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json." },
+);
+
 export const GenerateSuccess = t.Object({
   success: t.Literal(true),
   message: t.Literal("Sitemap generated successfully."),
@@ -266,6 +357,7 @@ export const GenerateSuccess = t.Object({
     excluded_examples: ExcludedExamplesModel,
     politeness: PolitenessModel,
     render: RenderModel,
+    links: t.Optional(linkReportModel(MAX_LIST_ENTRIES)),
   }),
 });
 

@@ -28,6 +28,7 @@ describe("parseCrawlOptions", () => {
       max_concurrency: null,
       delay_ms: 0,
       render: "never",
+      link_report: false,
     });
   });
 
@@ -44,8 +45,14 @@ describe("parseCrawlOptions", () => {
       max_concurrency: 2,
       delay_ms: 250,
       render: "never" as const,
+      link_report: true,
     };
     expect(parse(body)).toEqual({ ok: true, options: body });
+  });
+
+  test("link_report: true or false, named in the message", () => {
+    for (const value of ["true", 1, null, {}]) expect(message({ link_report: value })).toBe("link_report must be true or false.");
+    expect(parse({ link_report: true })).toMatchObject({ ok: true, options: { link_report: true } });
   });
 
   test("max_pages: an integer from 1 to the cap, the cap named in the message", () => {

@@ -5,6 +5,8 @@
 // test/e2e/jobs.e2e.test.ts and on PostgreSQL by test/e2e/jobs-postgres.e2e.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, startBinary, type RunningBinary } from "../support/binary.ts";
+import { serveLinkSite, serveManyBroken } from "../support/link-site.ts";
+import { stopRawServers } from "../support/raw-http-server.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 import {
   call,
@@ -502,6 +504,94 @@ export function describeJobs(backend: Backend) {
       expect(await b.stop()).toBe(0);
       await site.stop();
     }, 90_000);
+  });
+
+  describe(`jobs on ${backend.name}: the link report`, () => {
+    afterAll(() => stopRawServers());
+
+    test("result.links counts the lists; links.json holds them as the site has them, gzip when accepted; 404 without link_report", async () => {
+      const site = serveLinkSite({ fillers: 9 });
+      const store = await backend.store();
+      const key = await createKey(store, "--daily-limit", "10");
+      const server = await start(store);
+      const body = { url: `${site.url}/`, link_report: true, sitemaps_from_robots: true };
+      const [withReport, without] = await Promise.all([
+        createJob(server, key, body).then(json),
+        createJob(server, key, { url: `${site.url}/` }).then(json),
+      ]);
+      expect(withReport.data.options).toMatchObject({ link_report: true, sitemaps_from_robots: true });
+      expect(without.data.options.link_report).toBe(false);
+      const id = withReport.data.id;
+      const early = await call(server, key, `/api/jobs/${id}/links.json`);
+      expect(early.status).toBe(404);
+      expect((await json(early)).message).toMatch(new RegExp(`^Job ${id} is (queued|running)\\.$`));
+
+      const job = await waitForJob(server, key, id);
+      expect(job.status).toBe("succeeded");
+      expect(job.result.links).toEqual({ broken_count: 7, redirect_count: 4, sitemap_error_count: 6 });
+      const plain = await call(server, key, `/api/jobs/${id}/links.json`, { headers: { "accept-encoding": "identity" } });
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get("content-type")).toStartWith("application/json");
+      expect(plain.headers.get("content-encoding")).toBeNull();
+      const text = await plain.text();
+      expect(JSON.parse(text)).toEqual(site.expected("connection reset"));
+      const zipped = await call(server, key, `/api/jobs/${id}/links.json`, { headers: { "accept-encoding": "gzip" }, decompress: false });
+      expect(zipped.headers.get("content-encoding")).toBe("gzip");
+      expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await zipped.arrayBuffer())))).toBe(text);
+
+      const other = await waitForJob(server, key, without.data.id);
+      expect(other.result.links).toBeUndefined();
+      const none = await call(server, key, `/api/jobs/${without.data.id}/links.json`);
+      expect(none.status).toBe(404);
+      expect(await json(none)).toEqual({ success: false, message: `Job ${without.data.id} was run without link_report.` });
+      expect((await call(server, await createKey(store), `/api/jobs/${id}/links.json`)).status).toBe(404);
+      expect(await server.stop()).toBe(0);
+    }, 60_000);
+
+    test("a job stopped by SIGTERM and continued by a new process reports the same lists, referrers counted once", async () => {
+      const fillers = 400;
+      const site = serveLinkSite({ fillers, delayMs: 15 });
+      const store = await backend.store();
+      const key = await createKey(store);
+      const first = await start(store);
+      const id = (await json(await createJob(first, key, { url: `${site.url}/`, link_report: true, sitemaps_from_robots: true }))).data.id;
+      await waitFor(() => site.pages() >= 150, 30_000, "150 pages fetched");
+      expect(await first.stop("SIGTERM")).toBe(0);
+      const firstRun = site.pages();
+      expect(firstRun).toBeLessThan(fillers);
+      const second = await start(store);
+      const job = await waitForJob(second, key, id);
+      expect(job).toMatchObject({
+        status: "succeeded",
+        result: { truncated: false, links: { broken_count: 7, redirect_count: 4, sitemap_error_count: 6 } },
+      });
+      const report = await json(await call(second, key, `/api/jobs/${id}/links.json`));
+      expect(report).toEqual(site.expected("connection reset"));
+      console.log(`link report after SIGTERM on ${backend.name}: first run fetched ${firstRun} pages, second ${site.pages() - firstRun}`);
+      expect(await second.stop()).toBe(0);
+    }, 90_000);
+
+    test("1,003 broken links: links.json holds every one (no 1,000 cut for jobs)", async () => {
+      const site = serveManyBroken(1_003);
+      const store = await backend.store();
+      const key = await createKey(store);
+      const server = await start(store);
+      const id = (await json(await createJob(server, key, { url: `${site.url}/`, link_report: true }))).data.id;
+      const job = await waitForJob(server, key, id);
+      expect(job.result.links).toEqual({ broken_count: 1_003, redirect_count: 0, sitemap_error_count: 0 });
+      const report = await json(await call(server, key, `/api/jobs/${id}/links.json`));
+      expect(report.truncated).toBe(false);
+      expect(report.broken).toHaveLength(1_003);
+      expect(report.broken.at(-1)).toEqual({
+        url: `${site.url}/broken/01002`,
+        status: 404,
+        error: "HTTP 404",
+        referrers: [`${site.url}/`],
+        referrer_count: 1,
+      });
+      expect(await server.stop()).toBe(0);
+      site.stop();
+    }, 60_000);
   });
 
   describe(`jobs on ${backend.name}: a split result`, () => {

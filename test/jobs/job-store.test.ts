@@ -4,10 +4,10 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
-import { postgresCredentialsMigration, postgresJobsMigration } from "../../src/db/postgres/migrations.ts";
+import { postgresCredentialsMigration, postgresJobsMigration, postgresLinksMigration } from "../../src/db/postgres/migrations.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteCredentialsMigration, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { migrations, sqliteCredentialsMigration, sqliteJobsMigration, sqliteLinksMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore, type NewJob } from "../../src/jobs/job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
@@ -39,7 +39,7 @@ const backends: [string, () => Promise<JobStore>][] = [
     "sqlite",
     async () => {
       const db = new Database(":memory:", { strict: true });
-      migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration]);
+      migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration, sqliteLinksMigration]);
       closers.push(() => db.close());
       const direct = async <T>(fn: (d: Database) => T) => fn(db);
       return createSqliteJobStore({ read: direct, write: direct });
@@ -51,6 +51,7 @@ const backends: [string, () => Promise<JobStore>][] = [
       const sql = new SQL(await createDatabase());
       await sql.unsafe(postgresJobsMigration.sql);
       await sql.unsafe(postgresCredentialsMigration.sql);
+      await sql.unsafe(postgresLinksMigration.sql);
       closers.push(() => sql.close());
       return createPostgresJobStore({ query: (fn) => fn(sql) });
     },

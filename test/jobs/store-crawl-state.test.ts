@@ -5,14 +5,15 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, expect, test } from "bun:test";
 import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
-import { postgresCredentialsMigration, postgresJobsMigration } from "../../src/db/postgres/migrations.ts";
+import { postgresCredentialsMigration, postgresJobsMigration, postgresLinksMigration } from "../../src/db/postgres/migrations.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteCredentialsMigration, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { migrations, sqliteCredentialsMigration, sqliteJobsMigration, sqliteLinksMigration } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore } from "../../src/jobs/job-store.ts";
 import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
+import { storeLinkSource } from "../../src/jobs/publish.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
-import { defaultCrawlLimits, runCrawl } from "../../src/crawler/index.ts";
+import { type CrawlState, defaultCrawlLimits, runCrawl } from "../../src/crawler/index.ts";
 import { describeCrawlState } from "../support/crawl-state-conformance.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 
@@ -24,7 +25,7 @@ afterAll(async () => {
 
 async function sqliteStore(): Promise<JobStore> {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration]);
+  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration, sqliteLinksMigration]);
   closers.push(() => db.close());
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   return createSqliteJobStore({ read: direct, write: direct });
@@ -36,6 +37,7 @@ function postgresStore(): Promise<JobStore> {
     const sql = new SQL(await createDatabase());
     await sql.unsafe(postgresJobsMigration.sql);
     await sql.unsafe(postgresCredentialsMigration.sql);
+    await sql.unsafe(postgresLinksMigration.sql);
     closers.push(() => sql.close());
     return createPostgresJobStore({ query: (fn) => fn(sql) });
   })();
@@ -44,7 +46,7 @@ function postgresStore(): Promise<JobStore> {
 
 /** A claimed job in `store` and a state over it; reopening makes a new state for the same job. */
 function opener(store: () => Promise<JobStore>, flushPages: number) {
-  return async () => {
+  return async (options: { linkReport?: boolean } = {}) => {
     const jobs = await store();
     const id = newJobId();
     await jobs.create(
@@ -73,9 +75,13 @@ function opener(store: () => Promise<JobStore>, flushPages: number) {
           elapsedMs: () => 0,
           progress: () => {},
         },
-        { flushPages, flushMs: 60_000, cacheSize: 50, windowSize: 16, expectedUrls: 1000 },
+        { flushPages, flushMs: 60_000, cacheSize: 50, windowSize: 16, expectedUrls: 1000, linkReport: options.linkReport },
       );
-    return { state: make(), reopen: async () => make() };
+    const links = async (state: CrawlState) => {
+      await (state as StoreCrawlState).flush();
+      return storeLinkSource(jobs, id);
+    };
+    return { state: make(), reopen: async () => make(), links };
   };
 }
 

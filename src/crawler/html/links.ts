@@ -21,6 +21,8 @@ const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
 export interface ExtractExtras {
   alternates?: boolean;
   images?: boolean;
+  /** The links not followed too (`rel="nofollow"`, or all under a nofollow meta): the link report's referrers. */
+  nofollow?: boolean;
 }
 
 export interface PageFacts {
@@ -42,6 +44,8 @@ export interface PageFacts {
   alternates?: Alternate[];
   /** `<img src>`, absolute http(s), unique, at most MAX_IMAGES_PER_PAGE; only when asked for. */
   images?: string[];
+  /** Links not followed, normalised, unique, none of them in `links`, at most maxLinks; only when asked for. */
+  nofollowLinks?: string[];
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
@@ -55,6 +59,8 @@ export interface Tags {
   alternates?: { hreflang: string; href: string }[];
   /** Distinct srcs as written, when images are gathered (a page may repeat an icon thousands of times). */
   imageSrcs?: Set<string>;
+  /** Hrefs of `rel="nofollow"` links, when the links not followed are gathered. */
+  nofollowHrefs?: string[];
 }
 
 export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
@@ -94,7 +100,23 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
   const facts: PageFacts = { links: [...links], linksDropped, invalid, canonical, directives: tags.directives };
   if (tags.alternates) facts.alternates = resolveAlternates(tags.alternates, base);
   if (tags.imageSrcs) facts.images = resolveImages(tags.imageSrcs, base);
+  if (tags.nofollowHrefs) {
+    // A nofollow page follows none of its links: they all are the report's nofollow referrers.
+    const hrefs = tags.directives.nofollow ? [...tags.hrefs, ...tags.nofollowHrefs] : tags.nofollowHrefs;
+    facts.nofollowLinks = hrefs.length === 0 ? [] : resolveNofollow(hrefs, base, maxLinks, links);
+  }
   return facts;
+}
+
+/** The links of `hrefs` not in `followed`, normalised, unique, at most `maxLinks`. */
+function resolveNofollow(hrefs: string[], base: string, maxLinks: number, followed: Set<string>): string[] {
+  const out = new Set<string>();
+  for (const href of hrefs) {
+    if (out.size === maxLinks) break;
+    const link = normaliseLink(href, base);
+    if (link !== null && !followed.has(link)) out.add(link);
+  }
+  return [...out];
 }
 
 /** Absolute http(s) hreflang alternates with a valid language tag, the first of each (hreflang, href) pair. */
@@ -155,8 +177,10 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
   const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
   const alternates: Tags["alternates"] = extras.alternates ? [] : undefined;
   const imageSrcs: Tags["imageSrcs"] = extras.images ? new Set() : undefined;
+  const nofollowHrefs: Tags["nofollowHrefs"] = extras.nofollow ? [] : undefined;
   if (alternates) tags.alternates = alternates;
   if (imageSrcs) tags.imageSrcs = imageSrcs;
+  if (nofollowHrefs) tags.nofollowHrefs = nofollowHrefs;
   const token = productToken.toLowerCase();
   readStartTags(html, (name, attributes) => {
     const attribute = (key: ReportedAttribute) => decoded(attributes.get(key));
@@ -167,6 +191,7 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
         if (href === undefined) return;
         const rel = attribute("rel");
         if (rel === undefined || !hasRelToken(rel, "nofollow")) tags.hrefs.push(href);
+        else nofollowHrefs?.push(href);
         return;
       }
       case "base":

@@ -47,8 +47,8 @@ export interface SitemapReadResult {
 
 /**
  * Reads the sitemaps named by `sitemapLines` that are on `origin` (others are ignored, as are
- * invalid URLs) and hands each page URL on `origin`, normalised, to `accept`, which answers false
- * when it wants no more. Sitemap indexes are followed breadth-first; a file is fetched at most once.
+ * invalid URLs) and hands each page URL on `origin`, normalised, to `accept` with the sitemap file
+ * that lists it (as robots.txt or its index names it), which answers false when it wants no more. Sitemap indexes are followed breadth-first; a file is fetched at most once.
  * Failures of single files (HTTP errors, timeouts, malformed XML) skip that file: what it gave
  * before failing is kept. A stopped crawl (CrawlStopped) propagates.
  */
@@ -56,7 +56,7 @@ export async function readRobotsSitemaps(
   origin: string,
   sitemapLines: readonly string[],
   request: Requester,
-  accept: (url: string) => boolean | Promise<boolean>,
+  accept: (url: string, sitemap: string) => boolean | Promise<boolean>,
   limits: SitemapReadLimits = defaultSitemapReadLimits,
 ): Promise<SitemapReadResult> {
   const inScope = (url: string | null): url is string => url?.startsWith(`${origin}/`) === true;
@@ -84,7 +84,7 @@ export async function readRobotsSitemaps(
     const outcome = await readOne(url, origin, request, limits, {
       page: async (loc) => {
         const page = normaliseUrl(loc);
-        if (inScope(page)) wantsMore = await accept(page);
+        if (inScope(page)) wantsMore = await accept(page, url);
         return wantsMore;
       },
       child: (loc) => {

@@ -1,10 +1,10 @@
-// The job store on PostgreSQL: the JobStore statements (the schema is version 3 in migrations.ts).
+// The job store on PostgreSQL: the JobStore statements (the schema: versions 3 and 4 in migrations.ts).
 // Claiming takes the oldest claimable row with FOR UPDATE SKIP LOCKED, so any number of instances
 // share one queue and never run one job twice; every write of a running job is conditional on its lease.
 import type { SQL } from "bun";
-import type { ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "../../jobs/job-store.ts";
+import type { ClaimedJob, FrontierUrl, JobStore, LinkCheckpoint, StoredEntry } from "../../jobs/job-store.ts";
 import type { JobStatus } from "../../jobs/model.ts";
-import { jobFromRow } from "../rows.ts";
+import { jobFromRow, type LinkRowColumns, linkRowFromColumns } from "../rows.ts";
 import type { PgAccess } from "./database.ts";
 
 const COLUMNS =
@@ -170,6 +170,7 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
             "ON CONFLICT DO NOTHING",
             batch.entries.map((entry) => [id, entry.loc, entry.lastmod, entry.extra]),
           );
+          if (batch.links) await writeLinks(tx, id, batch.links);
           return true;
         }),
       ).then((held) => {
@@ -280,6 +281,46 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
         return [...(rows as StoredEntry[])];
       }),
 
+    linksSettled: (id, urls) =>
+      run(async (sql) => {
+        const found = new Set<string>();
+        for (let i = 0; i < urls.length; i += ROWS_PER_STATEMENT) {
+          const part = urls.slice(i, i + ROWS_PER_STATEMENT);
+          const rows = await sql.unsafe(
+            `SELECT u.url FROM job_urls u WHERE u.job_id = $1 AND u.done AND u.url = ANY($2::text[])
+               AND NOT EXISTS (SELECT 1 FROM job_links l WHERE l.job_id = u.job_id AND l.url = u.url)`,
+            [id, part],
+          );
+          for (const row of rows as { url: string }[]) found.add(row.url);
+        }
+        return found;
+      }),
+
+    linkRows: (id, which, afterUrl, limit) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(
+          `SELECT url, referrer_count, referrers, followed, fate, sitemap, outcome FROM job_links
+           WHERE job_id = $1 AND url > $2 AND ${which === "linked" ? "fate IS NOT NULL AND referrer_count > 0" : "sitemap IS NOT NULL"}
+           ORDER BY url LIMIT $3`,
+          [id, afterUrl ?? "", limit],
+        );
+        return (rows as LinkRowColumns[]).map(linkRowFromColumns);
+      }),
+
+    linkFates: (id, urls) =>
+      run(async (sql) => {
+        const found = new Map<string, NonNullable<ReturnType<typeof linkRowFromColumns>["fate"]>>();
+        for (let i = 0; i < urls.length; i += ROWS_PER_STATEMENT) {
+          const part = urls.slice(i, i + ROWS_PER_STATEMENT);
+          const rows = await sql.unsafe(
+            `SELECT url, fate FROM job_links WHERE job_id = $1 AND fate IS NOT NULL AND url = ANY($2::text[])`,
+            [id, part],
+          );
+          for (const row of rows as { url: string; fate: string }[]) found.set(row.url, JSON.parse(row.fate));
+        }
+        return found;
+      }),
+
     countEntries: (id) =>
       run(async (sql) =>
         Number(((await sql.unsafe(`SELECT count(*) AS n FROM job_entries WHERE job_id = $1`, [id]))[0] as { n: string }).n),
@@ -348,6 +389,14 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
               )
             ).count;
           }
+          if (deleted < limit) {
+            deleted += (
+              await tx.unsafe(`DELETE FROM job_links WHERE job_id = $1 AND url IN (SELECT url FROM job_links WHERE job_id = $1 LIMIT $2)`, [
+                id,
+                limit - deleted,
+              ])
+            ).count;
+          }
           if (deleted < limit && next.parts) deleted += (await tx.unsafe(`DELETE FROM job_parts WHERE job_id = $1`, [id])).count;
           if (deleted < limit) await tx.unsafe(`DELETE FROM job_cleanup WHERE job_id = $1`, [id]);
           return Math.max(deleted, 1);
@@ -366,4 +415,53 @@ export function createPostgresJobStore(access: PgAccess): JobStore {
         return counts;
       }),
   };
+}
+
+/**
+ * One checkpoint's link rows (job-store.ts's LinkCheckpoint, in its order), in multi-row statements.
+ * Referrers merge in SQL: the union of both sorted lists, the 5 smallest kept, in byte order ("C")
+ * as the report sorts them. A URL appears once per statement (ON CONFLICT cannot touch a row twice).
+ */
+async function writeLinks(sql: SQL, id: string, links: LinkCheckpoint): Promise<void> {
+  await insertRows(
+    sql,
+    "INSERT INTO job_links AS l (job_id, url, referrer_count, referrers, followed)",
+    `ON CONFLICT (job_id, url) DO UPDATE SET
+       referrer_count = l.referrer_count + excluded.referrer_count,
+       followed = l.followed OR excluded.followed,
+       referrers = (SELECT coalesce(jsonb_agg(r ORDER BY r COLLATE "C"), '[]'::jsonb)::text FROM (
+         SELECT r FROM (SELECT DISTINCT r FROM jsonb_array_elements_text(l.referrers::jsonb || excluded.referrers::jsonb) AS r) d
+         ORDER BY r COLLATE "C" LIMIT 5) s)`,
+    links.referrers.map((r) => [id, r.url, r.count, JSON.stringify(r.referrers), r.followed]),
+  );
+  await insertRows(
+    sql,
+    "INSERT INTO job_links AS l (job_id, url, sitemap, outcome, followed)",
+    `ON CONFLICT (job_id, url) DO UPDATE SET sitemap = coalesce(l.sitemap, excluded.sitemap),
+       outcome = coalesce(l.outcome, excluded.outcome), followed = l.followed OR excluded.followed`,
+    links.sitemap.map((s) => [id, s.url, s.sitemap, s.outcome, s.followed]),
+  );
+  await insertRows(
+    sql,
+    "INSERT INTO job_links AS l (job_id, url, fate)",
+    "ON CONFLICT (job_id, url) DO UPDATE SET fate = excluded.fate",
+    links.fates.map((f) => [id, f.url, JSON.stringify(f.fate)]),
+  );
+  for (let i = 0; i < links.fine.length; i += ROWS_PER_STATEMENT) {
+    const part = links.fine.slice(i, i + ROWS_PER_STATEMENT);
+    await sql.unsafe(`DELETE FROM job_links WHERE job_id = $1 AND sitemap IS NULL AND url = ANY($2::text[])`, [id, part]);
+  }
+  for (let i = 0; i < links.outcomes.length; i += ROWS_PER_STATEMENT) {
+    const part = links.outcomes.slice(i, i + ROWS_PER_STATEMENT);
+    const params: unknown[] = [id];
+    const values = part.map((o) => {
+      params.push(o.url, o.outcome);
+      return `($${params.length - 1}, $${params.length})`;
+    });
+    await sql.unsafe(
+      `UPDATE job_links AS l SET outcome = v.outcome FROM (VALUES ${values.join(", ")}) AS v (url, outcome)
+       WHERE l.job_id = $1 AND l.url = v.url AND l.sitemap IS NOT NULL`,
+      params,
+    );
+  }
 }

@@ -87,6 +87,25 @@ export const postgresJobsMigration = {
     );`,
 };
 
+/** Version 4: the link report's rows of a job (link_report). */
+export const postgresLinksMigration = {
+  version: 6,
+  description: "the link report of crawl jobs: per URL its referrer count, 5 smallest referrers, fate and sitemap",
+  // Mirrors SQLite's version 4; referrers is JSON text as there, compared in byte order ("C").
+  sql: `
+    CREATE TABLE job_links (
+      job_id TEXT NOT NULL,
+      url TEXT COLLATE "C" NOT NULL,
+      referrer_count INTEGER NOT NULL DEFAULT 0,
+      referrers TEXT NOT NULL DEFAULT '[]',
+      followed BOOLEAN NOT NULL DEFAULT false,
+      fate TEXT,
+      sitemap TEXT,
+      outcome TEXT,
+      PRIMARY KEY (job_id, url)
+    );`,
+};
+
 /** Every step, as migratePostgres runs them. */
 /** Version 4: the hosts' leases, pauses and start times (as SQLite's version 4). */
 export const postgresHostsMigration = {
@@ -120,4 +139,5 @@ export const postgresMigrations: Migration[] = [
   postgresJobsMigration,
   postgresHostsMigration,
   postgresCredentialsMigration,
+  postgresLinksMigration,
 ];

@@ -1,9 +1,10 @@
-// The job store on SQLite: the JobStore statements (the schema is version 3 in migrations.ts). Every
+// The job store on SQLite: the JobStore statements (the schema: versions 3 and 4 in migrations.ts). Every
 // claim, heartbeat and checkpoint is one conditional statement or one transaction, so processes
 // sharing the file never run one job twice.
-import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, StoredEntry } from "../../jobs/job-store.ts";
+import type { Database } from "bun:sqlite";
+import type { Checkpoint, ClaimedJob, FrontierUrl, JobStore, LinkCheckpoint, StoredEntry } from "../../jobs/job-store.ts";
 import type { JobStatus } from "../../jobs/model.ts";
-import { jobFromRow, type JobRow } from "../rows.ts";
+import { jobFromRow, type JobRow, type LinkRowColumns, linkRowFromColumns } from "../rows.ts";
 import type { SqliteAccess } from "./database.ts";
 
 const COLUMNS =
@@ -99,6 +100,7 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
           for (const url of batch.done) markDone.run(id, url);
           const list = db.query(`INSERT INTO job_entries (job_id, loc, lastmod, extra) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`);
           for (const entry of batch.entries) list.run(id, entry.loc, entry.lastmod, entry.extra);
+          if (batch.links) writeLinks(db, id, batch.links);
           return true;
         })(),
       ),
@@ -206,6 +208,49 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
           .all(id, afterLoc ?? "", limit),
       ),
 
+    linksSettled: (id, urls) =>
+      read((db) => {
+        const found = new Set<string>();
+        for (const part of chunks(urls, 500)) {
+          const marks = part.map(() => "?").join(",");
+          const rows = db
+            .query<{ url: string }, string[]>(
+              `SELECT u.url FROM job_urls u WHERE u.job_id = ? AND u.done = 1 AND u.url IN (${marks})
+                 AND NOT EXISTS (SELECT 1 FROM job_links l WHERE l.job_id = u.job_id AND l.url = u.url)`,
+            )
+            .all(id, ...part);
+          for (const row of rows) found.add(row.url);
+        }
+        return found;
+      }),
+
+    linkRows: (id, which, afterUrl, limit) =>
+      read((db) =>
+        db
+          .query<LinkRowColumns, [string, string, number]>(
+            `SELECT url, referrer_count, referrers, followed, fate, sitemap, outcome FROM job_links
+             WHERE job_id = ? AND url > ? AND ${which === "linked" ? "fate IS NOT NULL AND referrer_count > 0" : "sitemap IS NOT NULL"}
+             ORDER BY url LIMIT ?`,
+          )
+          .all(id, afterUrl ?? "", limit)
+          .map(linkRowFromColumns),
+      ),
+
+    linkFates: (id, urls) =>
+      read((db) => {
+        const found = new Map<string, NonNullable<ReturnType<typeof linkRowFromColumns>["fate"]>>();
+        for (const part of chunks(urls, 500)) {
+          const marks = part.map(() => "?").join(",");
+          const rows = db
+            .query<{ url: string; fate: string }, string[]>(
+              `SELECT url, fate FROM job_links WHERE job_id = ? AND fate IS NOT NULL AND url IN (${marks})`,
+            )
+            .all(id, ...part);
+          for (const row of rows) found.set(row.url, JSON.parse(row.fate));
+        }
+        return found;
+      }),
+
     countEntries: (id) =>
       read((db) => db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM job_entries WHERE job_id = ?`).get(id)!.n),
 
@@ -269,6 +314,11 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
               .query(`DELETE FROM job_entries WHERE job_id = ?1 AND loc IN (SELECT loc FROM job_entries WHERE job_id = ?1 LIMIT ?2)`)
               .run(id, limit - deleted).changes;
           }
+          if (deleted < limit) {
+            deleted += db
+              .query(`DELETE FROM job_links WHERE job_id = ?1 AND url IN (SELECT url FROM job_links WHERE job_id = ?1 LIMIT ?2)`)
+              .run(id, limit - deleted).changes;
+          }
           if (deleted < limit && next.parts === 1) deleted += db.query(`DELETE FROM job_parts WHERE job_id = ?`).run(id).changes;
           if (deleted < limit) db.query(`DELETE FROM job_cleanup WHERE job_id = ?`).run(id);
           return Math.max(deleted, 1);
@@ -284,4 +334,32 @@ export function createSqliteJobStore(access: SqliteAccess): JobStore {
         return counts;
       }),
   };
+}
+
+/**
+ * One checkpoint's link rows (job-store.ts's LinkCheckpoint, in its order). Referrers merge in SQL:
+ * the union of both sorted lists, the 5 smallest kept, in byte order as the report sorts them.
+ */
+function writeLinks(db: Database, id: string, links: LinkCheckpoint): void {
+  const refer = db.query(
+    `INSERT INTO job_links (job_id, url, referrer_count, referrers, followed) VALUES (?1, ?2, ?3, ?4, ?5)
+     ON CONFLICT DO UPDATE SET
+       referrer_count = referrer_count + excluded.referrer_count,
+       followed = max(followed, excluded.followed),
+       referrers = (SELECT json_group_array(value ORDER BY value) FROM (
+         SELECT value FROM json_each(job_links.referrers) UNION SELECT value FROM json_each(excluded.referrers) ORDER BY value LIMIT 5))`,
+  );
+  for (const r of links.referrers) refer.run(id, r.url, r.count, JSON.stringify(r.referrers), r.followed ? 1 : 0);
+  const seed = db.query(
+    `INSERT INTO job_links (job_id, url, sitemap, outcome, followed) VALUES (?1, ?2, ?3, ?4, ?5)
+     ON CONFLICT DO UPDATE SET sitemap = coalesce(sitemap, excluded.sitemap), outcome = coalesce(outcome, excluded.outcome),
+       followed = max(followed, excluded.followed)`,
+  );
+  for (const s of links.sitemap) seed.run(id, s.url, s.sitemap, s.outcome, s.followed ? 1 : 0);
+  const fate = db.query(`INSERT INTO job_links (job_id, url, fate) VALUES (?1, ?2, ?3) ON CONFLICT DO UPDATE SET fate = excluded.fate`);
+  for (const f of links.fates) fate.run(id, f.url, JSON.stringify(f.fate));
+  const fine = db.query(`DELETE FROM job_links WHERE job_id = ? AND url = ? AND sitemap IS NULL`);
+  for (const url of links.fine) fine.run(id, url);
+  const outcome = db.query(`UPDATE job_links SET outcome = ? WHERE job_id = ? AND url = ? AND sitemap IS NOT NULL`);
+  for (const o of links.outcomes) outcome.run(o.outcome, id, o.url);
 }

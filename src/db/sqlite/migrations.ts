@@ -125,5 +125,33 @@ export const sqliteCredentialsMigration = {
   sql: `ALTER TABLE jobs ADD COLUMN credentials TEXT;`,
 };
 
+/** Version 6: the link report's rows of a job (link_report). */
+export const sqliteLinksMigration = {
+  version: 6,
+  description: "the link report of crawl jobs: per URL its referrer count, 5 smallest referrers, fate and sitemap",
+  // Rows exist only for URLs the report may still need (src/crawler/links/model.ts): queued and not
+  // requested yet, answered badly (fate: JSON), or listed in the site's own sitemaps. referrers: a
+  // JSON array, sorted, at most 5. Swept with the job's other crawl state once it has finished (its
+  // lists are then in job_parts as links.json).
+  sql: `
+    CREATE TABLE job_links (
+      job_id TEXT NOT NULL,
+      url TEXT NOT NULL,
+      referrer_count INTEGER NOT NULL DEFAULT 0,
+      referrers TEXT NOT NULL DEFAULT '[]',
+      followed INTEGER NOT NULL DEFAULT 0,
+      fate TEXT,
+      sitemap TEXT,
+      outcome TEXT,
+      PRIMARY KEY (job_id, url)
+    ) STRICT, WITHOUT ROWID;`,
+};
+
 /** Every step, as the store runs them. */
-export const sqliteMigrations = [...migrations, sqliteJobsMigration, sqliteHostsMigration, sqliteCredentialsMigration];
+export const sqliteMigrations = [
+  ...migrations,
+  sqliteJobsMigration,
+  sqliteHostsMigration,
+  sqliteCredentialsMigration,
+  sqliteLinksMigration,
+];

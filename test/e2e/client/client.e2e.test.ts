@@ -165,6 +165,78 @@ describe("the generated client against the compiled server", () => {
     const cancelled = await client.DELETE("/api/jobs/{id}", { params: { path: { id } }, headers });
     check("DELETE", "/api/jobs/{id}", cancelled.response, cancelled.data ?? cancelled.error);
   }, 60_000);
+  /** A site with a broken link (from two pages), a redirect, a redirect loop and a robots-disallowed link. */
+  const linkedSite = () => {
+    let origin = "";
+    const served = serveSite({
+      "/robots.txt": new Response("User-agent: *\nDisallow: /private\n"),
+      "/": () =>
+        new Response(`${page(["/missing", "/old", "/a", "/private/x", "/loop"])}<a href="${origin}/a#x">same</a>`, {
+          headers: { "content-type": "text/html" },
+        }),
+      "/a": page(["/", "/missing"]),
+      "/old": new Response(null, { status: 301, headers: { location: "/a" } }),
+      "/loop": new Response(null, { status: 302, headers: { location: "/loop" } }),
+    });
+    return served.then((linked) => {
+      origin = linked.url;
+      return linked;
+    });
+  };
+
+  test("link_report: data.links as the document declares it", async () => {
+    const linked = await linkedSite();
+    try {
+      const body = { url: `${linked.url}/`, link_report: true };
+      const generated = await client.POST("/api/generate", { body, headers: { "X-API-Key": premium } });
+      expect(generated.response.status).toBe(200);
+      check("POST", "/api/generate", generated.response, generated.data);
+      const links = generated.data!.data.links!;
+      const path = (url: string) => url.slice(linked.url.length);
+      expect(links.broken.map((b) => [path(b.url), b.status, b.referrer_count])).toEqual([
+        ["/loop", null, 1],
+        ["/missing", 404, 2],
+      ]);
+      expect(links.redirects.map((r) => [path(r.url), r.status, r.hops])).toEqual([
+        ["/loop", 302, 1],
+        ["/old", 301, 1],
+      ]);
+      expect(links.truncated).toBe(false);
+    } finally {
+      await linked.stop();
+    }
+  }, 60_000);
+
+  test("link_report: a job's result.links and links.json as the document declares them, 404 without it", async () => {
+    const linked = await linkedSite();
+    try {
+      const headers = { "X-API-Key": premium };
+      const body = { url: `${linked.url}/`, link_report: true };
+      const created = await client.POST("/api/jobs", { body, headers });
+      expect(created.response.status).toBe(202);
+      check("POST", "/api/jobs", created.response, created.data);
+      const id = created.data!.data.id;
+      await client.GET("/api/jobs/{id}/events", { params: { path: { id } }, headers, parseAs: "text" });
+      const job = await client.GET("/api/jobs/{id}", { params: { path: { id } }, headers });
+      check("GET", "/api/jobs/{id}", job.response, job.data);
+      expect(job.data!.data.result!.links).toEqual({ broken_count: 2, redirect_count: 2, sitemap_error_count: 0 });
+      const full = await client.GET("/api/jobs/{id}/links.json", { params: { path: { id } }, headers });
+      expect(full.response.status).toBe(200);
+      check("GET", "/api/jobs/{id}/links.json", full.response, full.data);
+      const generated = await client.POST("/api/generate", { body, headers });
+      expect(full.data).toEqual({ ...generated.data!.data.links!, truncated: false });
+
+      const plain = await client.POST("/api/jobs", { body: { url: `${linked.url}/` }, headers });
+      const plainId = plain.data!.data.id;
+      await client.GET("/api/jobs/{id}/events", { params: { path: { id: plainId } }, headers, parseAs: "text" });
+      const none = await client.GET("/api/jobs/{id}/links.json", { params: { path: { id: plainId } }, headers });
+      expect(none.response.status).toBe(404);
+      check("GET", "/api/jobs/{id}/links.json", none.response, none.error);
+    } finally {
+      await linked.stop();
+    }
+  }, 60_000);
+
   test("/api/jobs results: events, sitemap.xml 200 once succeeded, 409 before, 404 part", async () => {
     const headers = { "X-API-Key": premium };
     const created = await client.POST("/api/jobs", { body: { url: `${site.url}/` }, headers });

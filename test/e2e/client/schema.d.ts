@@ -160,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/{id}/links.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The job's link report: broken links, redirects, sitemap errors
+         * @description For a job run with `link_report`: the full lists (`result.links` holds their lengths), each sorted by url. A job cancelled while queued crawled nothing and has none.
+         */
+        get: operations["getApiJobsByIdLinks.json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/jobs/{id}/{part}": {
         parameters: {
             query?: never;
@@ -1047,6 +1067,12 @@ export interface operations {
                             [key: string]: string;
                         };
                     };
+                    /**
+                     * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap).
+                     * @default false
+                     * @example true
+                     */
+                    link_report?: boolean;
                 };
             };
         };
@@ -1181,6 +1207,62 @@ export interface operations {
                                 rendered: boolean;
                                 /** @description Pages rendered in the browser. */
                                 pages_rendered: number;
+                            };
+                            links?: {
+                                /** @description Sorted by url. */
+                                broken: {
+                                    /**
+                                     * Format: uri
+                                     * @description An in-scope URL that pages link to.
+                                     */
+                                    url: string;
+                                    /** @description The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop). */
+                                    status: number | null;
+                                    /** @description `HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ... */
+                                    error: string;
+                                    /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                                    referrers: string[];
+                                    /** @description Pages linking to it. */
+                                    referrer_count: number;
+                                }[];
+                                /** @description Sorted by url. */
+                                redirects: {
+                                    /**
+                                     * Format: uri
+                                     * @description An in-scope URL that pages link to.
+                                     */
+                                    url: string;
+                                    /** @description The first hop's status. */
+                                    status: number;
+                                    /**
+                                     * Format: uri
+                                     * @description Where the redirects lead: the final URL.
+                                     */
+                                    target: string;
+                                    /** @description Redirects on the way. */
+                                    hops: number;
+                                    /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                                    referrers: string[];
+                                    /** @description Pages linking to it. */
+                                    referrer_count: number;
+                                }[];
+                                /** @description Sorted by url; empty without `sitemaps_from_robots`. */
+                                sitemap_errors: {
+                                    /**
+                                     * Format: uri
+                                     * @description A page URL of the site's own sitemaps.
+                                     */
+                                    url: string;
+                                    /**
+                                     * Format: uri
+                                     * @description The sitemap file that lists it.
+                                     */
+                                    sitemap: string;
+                                    /** @description The `excluded` reason it fell under, or `not_linked`: listed only thanks to the sitemap, no link reaches it. */
+                                    reason: "robots" | "noindex" | "canonical" | "redirect" | "not_html" | "http_error" | "failed" | "filtered" | "invalid" | "not_linked";
+                                }[];
+                                /** @description True when a list was cut to 1,000 entries. */
+                                truncated: boolean;
                             };
                         };
                     };
@@ -1424,7 +1506,8 @@ export interface operations {
                      *               "images": false,
                      *               "max_concurrency": null,
                      *               "delay_ms": 0,
-                     *               "render": "never"
+                     *               "render": "never",
+                     *               "link_report": false
                      *             },
                      *             "created_at": "2026-11-21T10:15:00.000Z",
                      *             "started_at": "2026-11-21T10:15:00.120Z",
@@ -1512,6 +1595,8 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1573,6 +1658,12 @@ export interface operations {
                                     sitemap_url: string;
                                     /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                     sitemap_parts: number;
+                                    /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                    links?: {
+                                        broken_count: number;
+                                        redirect_count: number;
+                                        sitemap_error_count: number;
+                                    };
                                 };
                                 /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                                 error?: {
@@ -1713,6 +1804,11 @@ export interface operations {
                             [key: string]: string;
                         };
                     };
+                    /**
+                     * @description Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
+                     * @default false
+                     */
+                    link_report?: boolean;
                 };
             };
         };
@@ -1744,7 +1840,8 @@ export interface operations {
                      *           "images": false,
                      *           "max_concurrency": null,
                      *           "delay_ms": 0,
-                     *           "render": "never"
+                     *           "render": "never",
+                     *           "link_report": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": null,
@@ -1819,6 +1916,8 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1880,6 +1979,12 @@ export interface operations {
                                 sitemap_url: string;
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
                             };
                             /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
@@ -2047,7 +2152,8 @@ export interface operations {
                      *           "images": false,
                      *           "max_concurrency": null,
                      *           "delay_ms": 0,
-                     *           "render": "never"
+                     *           "render": "never",
+                     *           "link_report": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -2131,6 +2237,8 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -2192,6 +2300,12 @@ export interface operations {
                                 sitemap_url: string;
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
                             };
                             /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
@@ -2299,7 +2413,8 @@ export interface operations {
                      *           "images": false,
                      *           "max_concurrency": null,
                      *           "delay_ms": 0,
-                     *           "render": "never"
+                     *           "render": "never",
+                     *           "link_report": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -2372,6 +2487,8 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -2433,6 +2550,12 @@ export interface operations {
                                 sitemap_url: string;
                                 /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
                                 sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
                             };
                             /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
                             error?: {
@@ -2525,10 +2648,10 @@ export interface operations {
                 content: {
                     /**
                      * @example event: progress
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never"},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never","link_report":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
                      *
                      *     event: done
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never"},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never","link_report":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
                      */
                     "text/event-stream": string;
                 };
@@ -2660,6 +2783,180 @@ export interface operations {
             };
             /** @description The job has not succeeded (yet). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Job q7Yc0JxkS1uQm3n2V5rT8w is running."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    "getApiJobsByIdLinks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link report of a job run with `link_report`, once it has a result: every list in full (not cut to 1,000), sorted by url; `truncated` is always false. */
+            200: {
+                headers: {
+                    /** @description gzip when the request's Accept-Encoding allows it. */
+                    "Content-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "broken": [
+                     *         {
+                     *           "url": "https://example.com/old-pricing",
+                     *           "status": 404,
+                     *           "error": "HTTP 404",
+                     *           "referrers": [
+                     *             "https://example.com/",
+                     *             "https://example.com/blog/launch"
+                     *           ],
+                     *           "referrer_count": 2
+                     *         }
+                     *       ],
+                     *       "redirects": [
+                     *         {
+                     *           "url": "https://example.com/docs",
+                     *           "status": 301,
+                     *           "target": "https://example.com/docs/",
+                     *           "hops": 1,
+                     *           "referrers": [
+                     *             "https://example.com/"
+                     *           ],
+                     *           "referrer_count": 1
+                     *         }
+                     *       ],
+                     *       "sitemap_errors": [
+                     *         {
+                     *           "url": "https://example.com/drafts/x",
+                     *           "sitemap": "https://example.com/sitemap.xml",
+                     *           "reason": "noindex"
+                     *         }
+                     *       ],
+                     *       "truncated": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Sorted by url. */
+                        broken: {
+                            /**
+                             * Format: uri
+                             * @description An in-scope URL that pages link to.
+                             */
+                            url: string;
+                            /** @description The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop). */
+                            status: number | null;
+                            /** @description `HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ... */
+                            error: string;
+                            /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                            referrers: string[];
+                            /** @description Pages linking to it. */
+                            referrer_count: number;
+                        }[];
+                        /** @description Sorted by url. */
+                        redirects: {
+                            /**
+                             * Format: uri
+                             * @description An in-scope URL that pages link to.
+                             */
+                            url: string;
+                            /** @description The first hop's status. */
+                            status: number;
+                            /**
+                             * Format: uri
+                             * @description Where the redirects lead: the final URL.
+                             */
+                            target: string;
+                            /** @description Redirects on the way. */
+                            hops: number;
+                            /** @description Up to 5 pages whose `<a>`/`<area>` links (nofollow ones included) point at it, sorted. */
+                            referrers: string[];
+                            /** @description Pages linking to it. */
+                            referrer_count: number;
+                        }[];
+                        /** @description Sorted by url; empty without `sitemaps_from_robots`. */
+                        sitemap_errors: {
+                            /**
+                             * Format: uri
+                             * @description A page URL of the site's own sitemaps.
+                             */
+                            url: string;
+                            /**
+                             * Format: uri
+                             * @description The sitemap file that lists it.
+                             */
+                            sitemap: string;
+                            /** @description The `excluded` reason it fell under, or `not_linked`: listed only thanks to the sitemap, no link reaches it. */
+                            reason: "robots" | "noindex" | "canonical" | "redirect" | "not_html" | "http_error" | "failed" | "filtered" | "invalid" | "not_linked";
+                        }[];
+                        /** @description Always false: the lists are whole. */
+                        truncated: boolean;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No such job for this key (`Job not found.`), a job run without `link_report`, or one without a result (yet): `Job <id> is running.` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,143 @@
+// The link report's vocabulary (contract, "Link report (round 3)"): what the engine tells a crawl
+// state about links and answers, what a state keeps per URL, and the report's entries.
+//
+// Why it is kept this way: a link's referrer is known when its page is read, its fate (broken,
+// redirect) only once its target is requested, often much later. Keeping every edge of a
+// 1,000,000-page crawl is out of the question (about 20 links a page: 20,000,000 edges), so a state
+// keeps per URL only what a report entry needs (the referrer count and the 5 smallest referrers), and
+// only for URLs that may still need it: those not requested yet, those that answered badly, and the
+// site's own sitemap URLs (whose `not_linked` needs to know whether any followed link reaches them).
+// Once a URL answers fine, what it held is dropped and later links to it cost nothing.
+
+/** Referrers kept per URL: the smallest in code-unit order, so every caller reports the same ones. */
+export const MAX_REFERRERS = 5;
+/** Entries per list in `data.links` (POST /api/generate, `genapi crawl --json`). */
+export const MAX_LIST_ENTRIES = 1_000;
+
+/**
+ * What one request of the crawl answered, as far as links to its URL are concerned. Redirects
+ * name their next hop only: a chain is followed when the report is built, so that a URL whose
+ * target was requested earlier (and not again) still reports its final answer.
+ */
+export type LinkFate =
+  | { kind: "ok" }
+  | { kind: "broken"; status: number | null; error: string }
+  | { kind: "redirect"; status: number; next: string };
+
+export interface FateRecord {
+  url: string;
+  fate: LinkFate;
+}
+
+/** A page's `<a>`/`<area>` links that the crawl may request (in scope, allowed), each once. */
+export interface PageLinks {
+  /** The page: the URL it was read at. */
+  from: string;
+  /** Links the crawl follows. */
+  followed: readonly string[];
+  /** `rel="nofollow"` links, or every link of a nofollow page: referrers all the same. */
+  nofollow: readonly string[];
+}
+
+/** A page URL of the site's own sitemaps (sitemaps_from_robots), with the file that lists it. */
+export interface SitemapSeed {
+  url: string;
+  sitemap: string;
+  /** Already known when it is queued: robots or filtered, or the start page's own outcome. */
+  outcome?: string;
+  /** Reached without the sitemap (the start page). */
+  linked?: true;
+}
+
+/** Outcome of a sitemap URL that the generated sitemap lists. */
+export const LISTED = "listed";
+/** A listed sitemap URL that no followed link reaches. */
+export const NOT_LINKED = "not_linked";
+
+/** What one record adds to the link report: see PageRecord.links (state.ts). */
+export interface LinkFacts {
+  /** Every URL this record's requests reached: its redirect hops, its final answer. */
+  fates: readonly FateRecord[];
+  /** The page read, if one was. */
+  page?: PageLinks;
+  /** Sitemap URLs queued by this record. */
+  sitemap?: readonly SitemapSeed[];
+}
+
+/** What a state keeps of one URL. */
+export interface LinkRow {
+  url: string;
+  referrerCount: number;
+  /** At most MAX_REFERRERS, sorted. */
+  referrers: string[];
+  /** Some followed link points at it. */
+  followed: boolean;
+  /** Its answer when that was not fine; null while fine or unknown. */
+  fate: Exclude<LinkFate, { kind: "ok" }> | null;
+  /** The sitemap file listing it (sitemaps_from_robots), else null. */
+  sitemap: string | null;
+  /** For a sitemap URL: LISTED, or the exclusion reason it ended under; null until known. */
+  outcome: string | null;
+}
+
+export interface BrokenLink {
+  url: string;
+  /** The final HTTP status, or null when there was none (network failure, loop, ...). */
+  status: number | null;
+  error: string;
+  referrers: string[];
+  referrer_count: number;
+}
+
+export interface RedirectLink {
+  url: string;
+  /** The first hop's 3xx. */
+  status: number;
+  /** Where the chain ends (the last URL reached, requested or not). */
+  target: string;
+  hops: number;
+  referrers: string[];
+  referrer_count: number;
+}
+
+export interface SitemapError {
+  url: string;
+  sitemap: string;
+  reason: string;
+}
+
+/** The full lists, sorted by url: links.json and `genapi crawl --link-report FILE` (with truncated false). */
+export interface LinkLists {
+  broken: BrokenLink[];
+  redirects: RedirectLink[];
+  sitemap_errors: SitemapError[];
+}
+
+/** `data.links`: each list cut to MAX_LIST_ENTRIES, `truncated` when one was. */
+export interface LinkReport extends LinkLists {
+  truncated: boolean;
+}
+
+/** A job's `result.links`: the lists are at GET /api/jobs/<id>/links.json. */
+export interface LinkCounts {
+  broken_count: number;
+  redirect_count: number;
+  sitemap_error_count: number;
+}
+
+/** Adds `url` to the sorted `referrers` (at most MAX_REFERRERS, the smallest kept, each once); the count is the caller's. */
+export function addReferrer(referrers: string[], url: string): void {
+  if (referrers.length === MAX_REFERRERS && url >= referrers[MAX_REFERRERS - 1]!) return;
+  let at = referrers.length;
+  while (at > 0 && referrers[at - 1]! > url) at--;
+  if (at > 0 && referrers[at - 1] === url) return;
+  referrers.splice(at, 0, url);
+  if (referrers.length > MAX_REFERRERS) referrers.pop();
+}
+
+/** The smallest MAX_REFERRERS of two sorted lists, without duplicates. */
+export function mergeReferrers(a: readonly string[], b: readonly string[]): string[] {
+  const out = [...a];
+  for (const url of b) addReferrer(out, url);
+  return out;
+}
