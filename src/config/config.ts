@@ -61,6 +61,15 @@ const nonEmpty = (text: string, name: string) => {
   return text;
 };
 
+/**
+ * A path that may be left unset: an empty environment variable (`GENAPI_CHROMIUM=` in the env
+ * file's examples) means the default, an empty flag value is a mistake.
+ */
+const optionalPath = (text: string, name: string): string | null => {
+  if (text.trim() === "" && !name.startsWith("--")) return null;
+  return nonEmpty(text, name);
+};
+
 const boolean = (text: string, name: string) => {
   const value = text.trim().toLowerCase();
   if (["1", "true", "yes", "on"].includes(value)) return true;
@@ -120,7 +129,7 @@ const chromiumOption: OptionSpec<string | null> = {
   value: "PATH",
   help: "the Chromium that renders pages (default: the first of chromium, chromium-browser, google-chrome-stable, google-chrome on PATH)",
   fallback: () => null,
-  parse: nonEmpty,
+  parse: optionalPath,
 };
 
 const serveSpecs = {
@@ -278,7 +287,7 @@ const serveSpecs = {
     value: "PATH",
     help: "32 random bytes in base64 (openssl rand -base64 32) that seal the credentials of jobs with auth; the same file on every instance of one PostgreSQL (default with SQLite: genapi.secret beside the database, created on first need; with PostgreSQL: none, and jobs with auth are refused)",
     fallback: () => null,
-    parse: nonEmpty,
+    parse: optionalPath,
   },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 

@@ -9,7 +9,7 @@ import { migratePostgres } from "../../src/db/postgres/database.ts";
 import { createPostgresHostLeases } from "../../src/db/postgres/hosts.ts";
 import { postgresAccess } from "../../src/db/postgres/store.ts";
 import { openDatabase } from "../../src/db/sqlite/database.ts";
-import { fairGrant, HOST_LEASE_MS, createSqliteHostLeases } from "../../src/db/sqlite/hosts.ts";
+import { createSqliteHostLeases, fairGrant, HOST_LEASE_MS, RESERVE_LEAD_MS } from "../../src/db/sqlite/hosts.ts";
 import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { sqliteAccess } from "../../src/db/sqlite/store.ts";
 import { tempDir } from "../support/binary.ts";
@@ -132,14 +132,16 @@ for (const backend of backends) {
     test("start times are reserved in blocks that never overlap, whoever reserves them, and never in the past", async () => {
       const { a, b, clock, close } = await backend.open();
       try {
-        const t0 = clock.now;
+        // Blocks begin RESERVE_LEAD_MS ahead of the store's now, so that their first start has not
+        // passed when the answer is back.
+        const t0 = clock.now + RESERVE_LEAD_MS;
         expect(await a.reserveStarts(HOST, 200, 5)).toBe(t0);
         // B's block starts where A's ends: A's last start is t0 + 800, B's first t0 + 1000.
         expect(await b.reserveStarts(HOST, 200, 5)).toBe(t0 + 1_000);
         expect(await a.reserveStarts(HOST, 500, 2)).toBe(t0 + 2_000);
-        // Long after, a block starts now, not at the old next start.
+        // Long after, a block starts just ahead of now, not at the old next start.
         clock.now += 60_000;
-        expect(await b.reserveStarts(HOST, 200, 5)).toBe(clock.now);
+        expect(await b.reserveStarts(HOST, 200, 5)).toBe(clock.now + RESERVE_LEAD_MS);
       } finally {
         await close();
       }

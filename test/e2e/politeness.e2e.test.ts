@@ -201,9 +201,18 @@ async function sharedStore(backend: string, store: string, processes: number) {
       );
       expect(reports.map((r) => r.url_count)).toEqual(reports.map(() => 2));
       expect(spaced.visits.length).toBe(reports.length * 3); // robots.txt and the two pages, each crawl
-      expect(gap, `starts closer than --host-delay 200 ms (allowance ${JITTER_MS} ms); ${gapsOf(spaced.visits)}`).toBeGreaterThanOrEqual(
-        200 - JITTER_MS,
-      );
+      // genapi spaces its starts 220 ms apart (200 widened by a tenth), across processes by the
+      // store's reserved blocks; the site sees arrivals, and on a loaded machine one request now and
+      // then reaches it late (a new connection; CI saw 40-92 ms), which makes the gap after it short
+      // while the two around it add up. So: no gap under 100 ms, and no two consecutive gaps under
+      // 2 x 200 ms less the allowance (a pace faster than the delay would break this at once).
+      const starts = spaced.visits.map((v) => v.start).sort((x, y) => x - y);
+      const pairs = starts.slice(2).map((t, i) => t - starts[i]!);
+      expect(gap, `a start under half the delay after another; ${gapsOf(spaced.visits)}`).toBeGreaterThanOrEqual(100);
+      expect(
+        Math.min(...pairs),
+        `two gaps in a row shorter than 2 x 200 ms (allowance ${JITTER_MS} ms); ${gapsOf(spaced.visits)}`,
+      ).toBeGreaterThanOrEqual(400 - JITTER_MS);
       await Promise.all(servers.map((server) => server.stop()));
     } finally {
       await spaced.stop();

@@ -3,7 +3,7 @@
 // and host that expires unless renewed, one row per host for its pause and reserved start times.
 // A claim locks the host's state row, so two processes' grants are computed one after the other.
 import type { HostCoordinator, HostGrant } from "../../crawler/index.ts";
-import { fairGrant, HOST_LEASE_MS } from "../sqlite/hosts.ts";
+import { fairGrant, HOST_LEASE_MS, RESERVE_LEAD_MS } from "../sqlite/hosts.ts";
 import type { PgAccess } from "./database.ts";
 
 export function createPostgresHostLeases(access: PgAccess, owner: string, now: () => number = Date.now): HostCoordinator {
@@ -39,7 +39,7 @@ export function createPostgresHostLeases(access: PgAccess, owner: string, now: (
       }),
     reserveStarts: (host, interval, count) =>
       access.query(async (sql) => {
-        const at = now();
+        const at = now() + RESERVE_LEAD_MS;
         const span = Math.ceil(interval) * count;
         const [row] = await sql`INSERT INTO host_state (host, next_start) VALUES (${host}, ${at + span})
           ON CONFLICT (host) DO UPDATE SET next_start = GREATEST(host_state.next_start, ${at}) + ${span}

@@ -5,6 +5,9 @@
 import type { HostCoordinator, HostGrant } from "../../crawler/index.ts";
 import type { SqliteAccess } from "./database.ts";
 
+/** A block of start times begins this far ahead of the store's now (the answer's way back). */
+export const RESERVE_LEAD_MS = 50;
+
 /** A lease not renewed for this long is another process's to take. Renewals come every second. */
 export const HOST_LEASE_MS = 10_000;
 
@@ -58,7 +61,8 @@ export function createSqliteHostLeases(access: SqliteAccess, owner: string, now:
       access.write((db) => {
         // Whole milliseconds: the column is an integer.
         const intervalMs = Math.ceil(interval);
-        const at = now();
+        // A block starts a little ahead, so that its first start has not passed by the time the answer is back.
+        const at = now() + RESERVE_LEAD_MS;
         const row = db
           .query(
             `INSERT INTO host_state (host, next_start) VALUES (?1, ?2 + ?3 * ?4)
