@@ -84,7 +84,13 @@ async function readKeyFile(path: string, log?: (message: string) => void): Promi
 }
 
 function exists(path: string): boolean {
-  return statSync(path, { throwIfNoEntry: false }) !== undefined;
+  try {
+    return statSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    // A parent that is not a directory (ENOTDIR): there is no key there; opening the database
+    // beside it says what is wrong with the path.
+    return false;
+  }
 }
 
 /**
