@@ -9,17 +9,20 @@
 //   bun scripts/bench/ab-binaries.ts [--runs 5] [--pages 10000] [--seconds 4] [--only crawl,password] \
 //     before=/tmp/genapi-before.bin after=/tmp/genapi-after.bin
 //
-// The site is served as the crawl section serves it (static-server.ts) on the load core; the crawler
-// and the API server run on the server core, wrk on the load core, as in the harness.
-import { mkdtempSync, rmSync } from "node:fs";
+// The site is served as the crawl sections serve it (site-server.ts: nginx when installed, else
+// static-server.ts) on the load core; the crawler and the API server run on the server core, wrk on
+// the load core, as in the harness. A crawl's pages/s is genapi's own report (pages_crawled over
+// duration_ms, from --json), its CPU the whole process's (wait4). Nothing is installed here.
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { CORES, cpuSeconds, pinned, run, settlesWithin } from "./proc.ts";
 import { ratios, summarize, type Summary } from "./results.ts";
-import { startGenapi, startServer, BUN, type Server } from "./servers.ts";
+import { startGenapi, type Server } from "./servers.ts";
 import { generateSite } from "./site.ts";
-import type { Counts } from "./static-server.ts";
+import { serveSite, type ServedSite } from "./site-server.ts";
+import { prepareTools } from "./tools.ts";
 import { runWrk } from "./wrk.ts";
 
 const { values, positionals } = parseArgs({
@@ -60,32 +63,40 @@ const dir = mkdtempSync("/tmp/genapi-ab-binaries-");
 const loads = [loadavg()[0]!];
 const crawls: CrawlMeasure[][] = subjects.map(() => []);
 const passwords: PasswordMeasure[][] = subjects.map(() => []);
-let site: (Server & { line: string }) | undefined;
+let site: ServedSite | undefined;
 const apis: Server[] = [];
 try {
-  let control = "";
   if (only.has("crawl")) {
     log(`generating a site of ${pages} pages`);
     generateSite(join(dir, "site"), pages);
-    site = await startServer([BUN, join(import.meta.dir, "static-server.ts"), join(dir, "site")], dir, CORES.load, 180_000);
-    control = (JSON.parse(site.line) as { control: string }).control;
+    chmodSync(dir, 0o755);
+    const tools = prepareTools(false, log);
+    site = await serveSite({ workDir: dir, tools }, join(dir, "site"), "ab");
+    log(`site served by ${site.server} at ${site.timing.url}`);
   }
   if (only.has("password")) for (const { path } of subjects) apis.push(await startGenapi(path, dir));
 
   const crawl = async (binary: string): Promise<CrawlMeasure> => {
-    await fetch(`${control}/reset`);
-    const argv = [binary, "crawl", `${site!.url}/`, "--output", join(dir, "sitemap.xml"), "--quiet", "--max-pages", "50000"];
-    const proc = Bun.spawn(pinned(CORES.server, argv), { stdin: "ignore", stdout: "ignore", stderr: "inherit" });
+    const argv = [
+      binary,
+      "crawl",
+      `${site!.timing.url}/`,
+      "--output",
+      join(dir, "sitemap.xml"),
+      "--json",
+      "--quiet",
+      "--max-pages",
+      "50000",
+    ];
+    const proc = Bun.spawn(pinned(CORES.server, argv), { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const stderr = new Response(proc.stderr).text();
     if (!(await settlesWithin(proc.exited, 600_000))) proc.kill("SIGKILL");
     const code = await proc.exited;
-    const counts = (await (await fetch(`${control}/stats`)).json()) as Counts;
-    if (code !== 0 || counts.pages !== pages) throw new Error(`${binary} crawl: exit ${code}, ${counts.pages} of ${pages} pages`);
+    const report =
+      code === 0 ? (JSON.parse((await stderr).trim().split("\n").at(-1)!) as { pages_crawled: number; duration_ms: number }) : undefined;
+    if (report?.pages_crawled !== pages) throw new Error(`${binary} crawl: exit ${code}, ${report?.pages_crawled} of ${pages} pages`);
     const cpu = Number(proc.resourceUsage()!.cpuTime.total) / 1e6;
-    return {
-      pagesPerSecond: (counts.pages - 1) / ((counts.lastPageAt - counts.firstPageAt) / 1000),
-      cpuMsPerPage: (cpu / counts.pages) * 1000,
-      pages: counts.pages,
-    };
+    return { pagesPerSecond: report.pages_crawled / (report.duration_ms / 1000), cpuMsPerPage: (cpu / pages) * 1000, pages };
   };
   const password = async (server: Server, seconds: number): Promise<PasswordMeasure> => {
     const before = await cpuSeconds(server.pid);
@@ -120,7 +131,7 @@ const show = (s: Summary | undefined, digits: number) =>
   s ? `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}-${s.max.toFixed(digits)})` : "";
 const vsFirst = (series: number[][], i: number) => (i === 0 ? "" : show(summarize(ratios(series[i]!, series[0]!)), 3));
 console.log(
-  `${runs} alternating rounds, ${pages.toLocaleString("en-US")}-page site; load average (1 min) ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}; ratios per round against ${subjects[0]!.name}: median (range)\n`,
+  `${runs} alternating rounds, ${pages.toLocaleString("en-US")}-page site served by ${site?.server ?? "nothing"}; load average (1 min) ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)}; ratios per round against ${subjects[0]!.name}: median (range)\n`,
 );
 if (only.has("crawl")) {
   console.log(`| genapi crawl | pages/s | ÷ ${subjects[0]!.name} | CPU ms a page | ÷ ${subjects[0]!.name} |\n|---|---:|---:|---:|---:|`);

@@ -61,7 +61,7 @@ export interface ServedSite {
 /** The date every file is served with as Last-Modified (the Bun server sends it as a header). */
 export const LAST_MODIFIED = new Date("2026-11-21T00:00:00Z");
 
-export async function serveSite(ctx: Context, dir: string, name: string): Promise<ServedSite> {
+export async function serveSite(ctx: Pick<Context, "tools" | "workDir">, dir: string, name: string): Promise<ServedSite> {
   const nginx = ctx.tools.nginx.argv?.[0];
   if (nginx === undefined) return serveWithBun(ctx, dir);
   setModified(dir);
@@ -84,7 +84,7 @@ export async function serveSite(ctx: Context, dir: string, name: string): Promis
   }
 }
 
-async function serveWithBun(ctx: Context, dir: string): Promise<ServedSite> {
+async function serveWithBun(ctx: Pick<Context, "tools" | "workDir">, dir: string): Promise<ServedSite> {
   const server = await startServer([BUN, join(import.meta.dir, "static-server.ts"), dir], ctx.workDir, CORES.load, 180_000);
   const { control } = JSON.parse(server.line) as { control: string };
   const site: SiteServer = {
