@@ -58,6 +58,8 @@ export interface ServedSite {
   stop(): Promise<void>;
 }
 
+const WORKER_CONNECTIONS = 4096;
+
 /** The date every file is served with as Last-Modified (the Bun server sends it as a header). */
 export const LAST_MODIFIED = new Date("2026-11-21T00:00:00Z");
 
@@ -129,14 +131,21 @@ function setModified(dir: string): void {
 export function nginxConfig(options: { prefix: string; root: string; port: number; statusPort: number; logging: boolean }): string {
   const { prefix, root, port, statusPort, logging } = options;
   const asRoot = process.getuid?.() === 0;
+  // open_file_cache keeps a descriptor open per cached file: it stays within what the worker may
+  // open (ulimit -Hn; raising that takes CAP_SYS_RESOURCE, which a sandbox's root may lack, and a
+  // 50,000-page site over the limit ran nginx out of descriptors). A crawl asks for each page once,
+  // so the cache serves --spider's GET after its HEAD and the wrk ceiling, not much else.
+  const hardLimit = Number(Bun.spawnSync(["sh", "-c", "ulimit -Hn"]).stdout.toString().trim()) || 1024;
+  const cacheFiles = Math.max(0, Math.min(200_000, hardLimit - 2 * WORKER_CONNECTIONS));
   return `# Written by genapi's benchmark (scripts/bench/site-server.ts): the synthetic site's files on loopback.
 daemon off;
 master_process on;
 # Pinned with taskset to one core: one worker for it.
 worker_processes 1;
+worker_rlimit_nofile ${hardLimit};
 ${asRoot ? "user root;\n" : ""}pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log warn;
-events { worker_connections 4096; }
+events { worker_connections ${WORKER_CONNECTIONS}; }
 http {
   types { text/html html; text/css css; image/svg+xml svg; text/plain txt; }
   default_type application/octet-stream;
@@ -148,8 +157,7 @@ http {
   tcp_nodelay on;
   keepalive_requests 1000000;
   keepalive_timeout 75s;
-  open_file_cache max=200000 inactive=10m;
-  open_file_cache_valid 10m;
+  ${cacheFiles > 0 ? `open_file_cache max=${cacheFiles} inactive=10m;\n  open_file_cache_valid 10m;` : "open_file_cache off;"}
   etag off;
   server_tokens off;
   client_body_temp_path ${prefix}/body;
