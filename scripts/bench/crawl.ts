@@ -11,6 +11,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultCrawlLimits } from "../../src/crawler/index.ts";
 import type { Context } from "./context.ts";
+import { profileCrawl } from "./crawl-profile.ts";
 import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "./proc.ts";
 import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "./results.ts";
 import { generateSite } from "./site.ts";
@@ -95,6 +96,8 @@ export async function crawlBench(ctx: Context): Promise<SectionResult> {
       }
       const result = await benchSite(ctx, site, index === 0, threads);
       tables.push(result.table);
+      // Where genapi's time goes against wget2, on the first site: crawl-profile.ts.
+      if (index === 0) tables.push(...(await profileTables(ctx, site, threads.get)));
       checks.push(...result.checks);
       targets.push(...result.targets);
     } finally {
@@ -104,6 +107,24 @@ export async function crawlBench(ctx: Context): Promise<SectionResult> {
   }
   if (sweepTable) tables.push(sweepTable);
   return { id: "crawl", title: "Crawl throughput and memory", tables, checks, targets, seconds: (performance.now() - started) / 1000 };
+}
+
+async function profileTables(ctx: Context, site: Site, wget2Threads: number): Promise<Table[]> {
+  const wget2 = ctx.tools.wget2.argv;
+  try {
+    return await profileCrawl({
+      url: `${site.url}/`,
+      pages: site.pages,
+      binary: ctx.binaries.genapi,
+      wget2: wget2 ? { argv: wget2, threads: wget2Threads } : undefined,
+      runs: Math.min(3, ctx.plan.runs),
+      dir: mkdtempSync(join(ctx.workDir, "profile-")),
+      log: ctx.log,
+    });
+  } catch (error) {
+    const title = `Where the CPU goes: genapi crawl and wget2, ${site.pages.toLocaleString("en-US")} pages`;
+    return [{ title, columns: ["CPU ms a page"], rows: [missing("profile", "failed", (error as Error).message)], notes: [] }];
+  }
 }
 
 /** Generates the site and serves it, pinned to the load core (the crawlers get the other one). */
