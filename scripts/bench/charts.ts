@@ -17,7 +17,16 @@ const PALETTE = ["#1f6feb", "#d1242f", "#8250df", "#bf8700", "#1a7f37", "#57606a
 const WIDTH = 640;
 const HEIGHT = 320;
 const MARGIN = { top: 36, right: 24, bottom: 70, left: 64 };
-const PEERS = ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"];
+// Row labels of the crawl tables (crawl.ts); "wget2" is the label of reports before wget2 ran in two modes.
+const PEERS = [
+  "genapi",
+  "genapi crawl",
+  "wget2, one GET a page",
+  "wget2 --spider (HEAD + GET)",
+  "wget2",
+  "linkchecker",
+  "sitemap-generator-cli",
+];
 
 export function charts(results: BenchResults): Chart[] {
   const out: Chart[] = [];
@@ -260,19 +269,34 @@ function axes(plot: Plot, max: number, y: (value: number) => number, label: stri
   return parts.join("\n");
 }
 
+/** One entry per label, left to right, wrapped onto a line above when the width is used up. */
 function legend(labels: string[], mark: "rect" | "line"): string {
-  let x = MARGIN.left;
-  const y = HEIGHT - 12;
-  return labels
-    .map((label, i) => {
-      const color = PALETTE[i % PALETTE.length];
-      const symbol =
-        mark === "rect"
-          ? `<rect x="${x}" y="${y - 9}" width="10" height="10" fill="${color}"/>`
-          : `<line x1="${x}" x2="${x + 12}" y1="${y - 4}" y2="${y - 4}" stroke="${color}" stroke-width="2"/>`;
-      const text = `<text x="${x + 16}" y="${y}" font-size="11">${esc(label)}</text>`;
-      x += 28 + label.length * 6.2;
-      return symbol + text;
+  const width = (label: string) => 28 + label.length * 6.2;
+  const rows: number[][] = [[]];
+  let used = 0;
+  labels.forEach((label, i) => {
+    if (used > 0 && MARGIN.left + used + width(label) > WIDTH - MARGIN.right) {
+      rows.push([]);
+      used = 0;
+    }
+    rows.at(-1)!.push(i);
+    used += width(label);
+  });
+  return rows
+    .flatMap((entries, r) => {
+      let x = MARGIN.left;
+      const y = HEIGHT - 12 - (rows.length - 1 - r) * 15;
+      return entries.map((i) => {
+        const label = labels[i]!;
+        const color = PALETTE[i % PALETTE.length];
+        const symbol =
+          mark === "rect"
+            ? `<rect x="${x}" y="${y - 9}" width="10" height="10" fill="${color}"/>`
+            : `<line x1="${x}" x2="${x + 12}" y1="${y - 4}" y2="${y - 4}" stroke="${color}" stroke-width="2"/>`;
+        const text = `<text x="${x + 16}" y="${y}" font-size="11">${esc(label)}</text>`;
+        x += width(label);
+        return symbol + text;
+      });
     })
     .join("\n");
 }

@@ -1,14 +1,16 @@
 // `genapi crawl` against POST /api/generate on the same synthetic site (issue 14): one engine, so the
 // command line should crawl as fast as the API (target: pages/s within 10%). Both run pinned to the
-// same core, back to back in alternating order, and are timed the same way: pages the site served
-// between the first and the last page it sent.
+// same core, back to back in alternating order, against the site served as the crawl section serves
+// it (nginx, site-server.ts), and are timed the same way: pages crawled over the crawl's duration,
+// both as genapi's own report gives them (the command's --json report, the API's data), so that
+// process and server start-up are left out alike.
 import { join } from "node:path";
 import type { Context } from "./context.ts";
 import { CORES, cpuSeconds, pinned, settlesWithin } from "./proc.ts";
 import { ratios, row, summarize, type Row, type SectionResult } from "./results.ts";
 import { generateSite } from "./site.ts";
-import { BUN, createKey, newDb, startGenapi, startServer } from "./servers.ts";
-import type { Counts } from "./static-server.ts";
+import { createKey, newDb, startGenapi } from "./servers.ts";
+import { serveSite } from "./site-server.ts";
 
 /** Above the site sizes, so neither crawl is cut by its page budget (the API's cap is 50,000). */
 const MAX_PAGES = 50_000;
@@ -27,25 +29,23 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
   const pages = ctx.plan.sitePages[0]!;
   const dir = join(ctx.workDir, `crawl-cli-site-${pages}`);
   generateSite(dir, pages);
-  const site = await startServer([BUN, join(import.meta.dir, "static-server.ts"), dir], ctx.workDir, CORES.load, 180_000);
-  const { control } = JSON.parse(site.line) as { control: string };
+  const served = await serveSite(ctx, dir, `crawl-cli-${pages}`);
+  const site = served.timing;
   const binary = ctx.binaries.genapi;
   const limitSeconds = ctx.plan.crawlLimitSeconds;
-  const measure = async (crawl: () => Promise<{ code: number; cpuSeconds: number }>): Promise<Measured> => {
-    await fetch(`${control}/reset`);
+  /** The crawl's own figures: pages crawled and its duration, from genapi's report. */
+  type Report = { pages_crawled: number; duration_ms: number };
+  const measure = async (crawl: () => Promise<{ code: number; cpuSeconds: number; report?: Report }>): Promise<Measured> => {
     const begin = performance.now();
     try {
-      const { code, cpuSeconds } = await crawl();
+      const { code, cpuSeconds, report } = await crawl();
       const wallSeconds = (performance.now() - begin) / 1000;
-      const counts = (await (await fetch(`${control}/stats`)).json()) as Counts;
-      const span = (counts.lastPageAt - counts.firstPageAt) / 1000;
-      const pagesPerSecond = counts.pages > 1 && span > 0 ? (counts.pages - 1) / span : 0;
+      if (code !== 0 || report === undefined) throw new Error(`exit code or status ${code}`);
       return {
-        pagesPerSecond,
-        pages: counts.pages,
+        pagesPerSecond: report.pages_crawled / (report.duration_ms / 1000),
+        pages: report.pages_crawled,
         wallSeconds,
         cpuSeconds,
-        error: code === 0 ? undefined : `exit code or status ${code}`,
       };
     } catch (error) {
       return { pagesPerSecond: Number.NaN, pages: 0, wallSeconds: 0, error: (error as Error).message };
@@ -60,17 +60,25 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
         `${site.url}/`,
         "--output",
         out,
+        "--json",
         "--quiet",
         "--max-pages",
         String(MAX_PAGES),
         "--crawl-timeout",
         String(limitSeconds),
       ];
-      const proc = Bun.spawn(pinned(CORES.server, argv), { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+      // --json --quiet: the crawl report, one JSON line on stderr.
+      const proc = Bun.spawn(pinned(CORES.server, argv), { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+      const stderr = new Response(proc.stderr).text();
       if (!(await settlesWithin(proc.exited, (limitSeconds + 10) * 1000))) proc.kill("SIGKILL");
       const code = await proc.exited;
       const usage = proc.resourceUsage();
-      return { code, cpuSeconds: usage ? Number(usage.cpuTime.total) / 1e6 : Number.NaN };
+      const line = (await stderr).trim().split("\n").at(-1) ?? "";
+      return {
+        code,
+        cpuSeconds: usage ? Number(usage.cpuTime.total) / 1e6 : Number.NaN,
+        report: code === 0 ? (JSON.parse(line) as Report) : undefined,
+      };
     });
   const viaApi = () =>
     measure(async () => {
@@ -90,8 +98,8 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
           body: JSON.stringify({ url: `${site.url}/` }),
           signal: AbortSignal.timeout((limitSeconds + 10) * 1000),
         });
-        await res.arrayBuffer();
-        return { code: res.status === 200 ? 0 : res.status, cpuSeconds: (await cpuSeconds(server.pid)) - before };
+        const body = (await res.json()) as { data?: Report };
+        return { code: res.status === 200 ? 0 : res.status, cpuSeconds: (await cpuSeconds(server.pid)) - before, report: body.data };
       } finally {
         await server.stop();
       }
@@ -120,7 +128,7 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
       }
     }
   } finally {
-    await site.stop();
+    await served.stop();
   }
 
   const rates = (list: Measured[]) => list.map((m) => (m.error ? Number.NaN : m.pagesPerSecond));
@@ -151,7 +159,7 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
           line(
             "genapi crawl",
             cli,
-            `taskset -c ${CORES.server} genapi crawl http://127.0.0.1:$SITE/ --output $OUT/sitemap.xml --quiet --max-pages ${MAX_PAGES}`,
+            `taskset -c ${CORES.server} genapi crawl http://127.0.0.1:$SITE/ --output $OUT/sitemap.xml --json --quiet --max-pages ${MAX_PAGES}`,
             perRun,
           ),
           line(
@@ -161,7 +169,7 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
           ),
         ],
         notes: [
-          "The same site as the crawl section (scripts/bench/site.ts), served by scripts/bench/static-server.ts on the other core. pages/s: HTML pages the site served divided by the time from the first to the last of them, so process start-up (the command's) and server start-up (the API's) are left out alike.",
+          `The same site as the crawl section (scripts/bench/site.ts), served by ${served.description}. pages/s: pages crawled over the crawl's duration, as genapi's own report gives them (\`pages_crawled\` and \`duration_ms\`: the command's --json report on stderr, the API's data), so process start-up (the command's) and server start-up (the API's) are left out alike.`,
           "CPU s per 1k pages: user + system time of the crawling process over the pages it fetched: the whole `genapi crawl` process (start-up and the sitemap file included), the server during the request. Less sensitive to other work on a shared machine than pages/s.",
           "genapi crawl ÷ API: per run (the two crawls run back to back, alternating which goes first), then median, min and max. Wall s: the command's whole run (start-up and the sitemap file included) against the request's round trip.",
         ],

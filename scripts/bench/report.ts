@@ -105,7 +105,7 @@ function renderSection(section: SectionResult, number: number, charts: ChartRef[
   return lines;
 }
 
-function renderTable(table: Table): string[] {
+export function renderTable(table: Table): string[] {
   const lines = [`### ${table.title}`, ""];
   lines.push(`| | ${table.columns.join(" | ")} |`, `|---|${table.columns.map(() => "---:").join("|")}|`);
   for (const row of table.rows) {

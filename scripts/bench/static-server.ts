@@ -1,6 +1,7 @@
 // The static server of the synthetic site: `bun static-server.ts DIR`, run pinned to its own core.
-// Every file is held in memory and answered from a Map, so a request costs a lookup and a write
-// (tens of thousands of pages per second on one core, far above any crawler measured here).
+// The crawl benchmarks serve the site with nginx (site-server.ts); this one stands in where nginx
+// is not installed (the smoke run installs nothing). Every file is held in memory and answered from
+// a Map, so a request costs a lookup and a write.
 // It counts the HTML pages it serves and when the first and last of them went out, which is how
 // every crawler's rate is measured; a second port (never linked from the site) reports and resets
 // the counts. Prints one JSON line: {"address": "http://127.0.0.1:N", "control": "http://127.0.0.1:M"}.
@@ -48,28 +49,37 @@ export interface Counts {
   pages: number;
   /** Every request, HEAD and 404 included. */
   requests: number;
+  /** HEAD requests. */
+  heads: number;
+  /** Distinct HTML pages among `pages` (a crawler that fetches each page once has as many). */
+  distinctPages: number;
   /** performance.now() of the first and the last page served since the last reset. */
   firstPageAt: number;
   lastPageAt: number;
 }
 
-const ZERO: Counts = { pages: 0, requests: 0, firstPageAt: 0, lastPageAt: 0 };
+const ZERO: Counts = { pages: 0, requests: 0, heads: 0, distinctPages: 0, firstPageAt: 0, lastPageAt: 0 };
 
 if (import.meta.main) {
   const dir = Bun.argv[2];
   if (dir === undefined) throw new Error("usage: static-server.ts DIR");
   const files = loadSite(dir);
   const counts: Counts = { ...ZERO };
+  const fetched = new Set<string>();
   const site = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     fetch(req) {
       counts.requests++;
-      const file = files.get(new URL(req.url).pathname);
+      if (req.method === "HEAD") counts.heads++;
+      const path = new URL(req.url).pathname;
+      const file = files.get(path);
       if (file === undefined) return new Response("not found", { status: 404, headers: { "content-type": "text/plain" } });
       if (file.html && req.method === "GET") {
         counts.lastPageAt = performance.now();
         if (counts.pages++ === 0) counts.firstPageAt = counts.lastPageAt;
+        fetched.add(path);
+        counts.distinctPages = fetched.size;
       }
       return new Response(req.method === "HEAD" ? null : file.body, {
         headers: { ...file.headers, "content-length": String(file.body.byteLength) },
@@ -81,7 +91,10 @@ if (import.meta.main) {
     port: 0,
     fetch(req) {
       const snapshot = Response.json(counts);
-      if (new URL(req.url).pathname === "/reset") Object.assign(counts, ZERO);
+      if (new URL(req.url).pathname === "/reset") {
+        Object.assign(counts, ZERO);
+        fetched.clear();
+      }
       return snapshot;
     },
   });

@@ -1,13 +1,16 @@
-// The outside tools: wrk (load generator) and the peers genapi's crawler is compared with. The full
-// run installs what is missing (Debian packages with apt-get, the npm peer into a directory outside
-// the project); the smoke run never installs and reports a missing tool as "not installed".
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// The outside tools: wrk (load generator), nginx (the crawl benchmarks' site server) and the peers
+// genapi's crawler is compared with. The full run installs what is missing (Debian packages with
+// apt-get, the npm peer into a directory outside the project); the smoke run never installs and
+// reports a missing tool as "not installed" (without nginx, the site is served by static-server.ts).
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, which } from "./proc.ts";
 
 export const PEERS_DIR = "/tmp/genapi-bench-peers";
 const SITEMAP_GENERATOR = "sitemap-generator-cli@7.5.0";
-const DEBIAN = ["wrk", "linkchecker", "wget2"] as const;
+/** Debian packages and the command each one brings (nginx-light: a small nginx build, enough for static files). */
+const DEBIAN = { wrk: "wrk", linkchecker: "linkchecker", wget2: "wget2", "nginx-light": "nginx" } as const;
+type DebianPackage = keyof typeof DEBIAN;
 
 export interface Tool {
   name: string;
@@ -21,17 +24,21 @@ export interface Tools {
   wrk: Tool;
   linkchecker: Tool;
   wget2: Tool;
+  /** The crawl benchmarks' site server (scripts/bench/site-server.ts). */
+  nginx: Tool;
   sitemapGenerator: Tool;
 }
 
 export function prepareTools(install: boolean, log: (line: string) => void): Tools {
-  const absent = DEBIAN.filter((name) => which(name) === undefined);
+  const absent = (Object.keys(DEBIAN) as DebianPackage[]).filter((pkg) => command(DEBIAN[pkg]) === undefined);
   let aptNote: string | undefined;
   if (install && absent.length > 0) {
     if (process.getuid?.() !== 0) aptNote = "not installed (installing needs root)";
     else {
       try {
         log(`installing ${absent.join(", ")} from Debian's packages`);
+        // nginx's package starts a system nginx on port 80 where services may start (no policy-rc.d
+        // says otherwise); the bench never uses it: it runs its own, on loopback, with its own config.
         run(["apt-get", "update"]);
         run(["apt-get", "install", "-y", "--no-install-recommends", ...absent], {
           env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
@@ -41,19 +48,33 @@ export function prepareTools(install: boolean, log: (line: string) => void): Too
       }
     }
   }
-  const debian = (name: (typeof DEBIAN)[number]): Tool => {
-    const path = which(name);
+  const debian = (pkg: DebianPackage): Tool => {
+    const name = DEBIAN[pkg];
+    const path = command(name);
     if (path === undefined) return { name, note: aptNote ?? "not installed" };
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${Version} is dpkg-query's --showformat field, not a template
-    const version = run(["dpkg-query", "-W", "-f=${Version}", name]);
-    return { name, argv: [path], version: `${name} ${version} (Debian)` };
+    // The package that owns the command (nginx-light's nginx comes from the "nginx" package); a
+    // command installed otherwise is reported as such.
+    try {
+      const owner = run(["dpkg-query", "-S", realpathSync(path)]).split(":")[0]!;
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: ${Version} is dpkg-query's --showformat field, not a template
+      const version = run(["dpkg-query", "-W", "-f=${Version}", owner]);
+      return { name, argv: [path], version: `${name} ${version} (Debian${pkg === name ? "" : ` ${pkg}`})` };
+    } catch {
+      return { name, argv: [path], version: `${name} at ${path} (not from a Debian package)` };
+    }
   };
   return {
     wrk: debian("wrk"),
     linkchecker: debian("linkchecker"),
     wget2: debian("wget2"),
+    nginx: debian("nginx-light"),
     sitemapGenerator: sitemapGenerator(install, log),
   };
+}
+
+/** A command on PATH, or in /usr/sbin where Debian puts nginx (not on a non-root user's PATH). */
+function command(name: string): string | undefined {
+  return which(name) ?? ["/usr/sbin", "/sbin"].map((dir) => join(dir, name)).find((path) => existsSync(path));
 }
 
 /**
