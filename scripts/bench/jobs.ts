@@ -254,13 +254,15 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
   const small = await withSite(ctx, sizes.small, (url) => jobRun(ctx, url, sizes.small, limit));
   ctx.log(`jobs: a job over the ${fmt(sizes.large)}-page site`);
   const pgUrl = ctx.plan.jobPostgresUrl ?? (await postgresUrl());
-  const { large, postgres, wget2 } = await withSite(ctx, sizes.large, async (url) => {
+  const { large, linkReport, postgres, wget2 } = await withSite(ctx, sizes.large, async (url) => {
     const large = await jobRun(ctx, url, sizes.large, limit);
+    ctx.log(`jobs: the same job with link_report`);
+    const linkReport = await jobRun(ctx, url, sizes.large, limit, undefined, { link_report: true });
     ctx.log(`jobs: the same job on PostgreSQL`);
     const postgres = pgUrl ? await jobRun(ctx, url, sizes.large, limit, pgUrl) : undefined;
     ctx.log(`jobs: wget2 --spider over the ${fmt(sizes.large)}-page site`);
     const wget2 = ctx.tools.wget2.argv ? await wget2Run(ctx, url, smoke ? 60 : ctx.plan.crawlLimitSeconds * 2) : undefined;
-    return { large, postgres, wget2 };
+    return { large, linkReport, postgres, wget2 };
   });
 
   const jobRow = (label: string, run: JobRun, size: number, store = "SQLite"): Row =>
@@ -282,9 +284,11 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
           },
         );
   const pgLabel = `genapi job on PostgreSQL, ${fmt(sizes.large)} pages`;
+  const linkLabel = `genapi job with link_report, ${fmt(sizes.large)} pages`;
   const rows: Row[] = [
     jobRow(`genapi job, ${fmt(sizes.small)} pages`, small, sizes.small),
     jobRow(`genapi job, ${fmt(sizes.large)} pages`, large, sizes.large),
+    jobRow(linkLabel, linkReport, sizes.large),
     postgres ? jobRow(pgLabel, postgres, sizes.large, "PostgreSQL") : missing(pgLabel, "not installed", "PostgreSQL not installed"),
   ];
   if (wget2) {
@@ -312,6 +316,22 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
       measured: `${large.peakRssMB.toFixed(0)} MB`,
       met: large.error ? false : large.peakRssMB < RSS_TARGET_MB,
     },
+    {
+      label: `jobs: peak RSS of genapi over a ${fmt(sizes.large)}-page job with link_report (issue 24)`,
+      goal: `under ${RSS_TARGET_MB} MB`,
+      measured: `${linkReport.peakRssMB.toFixed(0)} MB (${(linkReport.peakRssMB / large.peakRssMB).toFixed(2)}x the job without it)`,
+      met: linkReport.error ? false : linkReport.peakRssMB < RSS_TARGET_MB,
+    },
+    ...(postgres
+      ? [
+          {
+            label: `jobs: peak RSS of genapi over a ${fmt(sizes.large)}-page job on PostgreSQL`,
+            goal: `under ${RSS_TARGET_MB} MB`,
+            measured: `${postgres.peakRssMB.toFixed(0)} MB; ${postgres.seconds.toFixed(1)} s wall against SQLite's ${large.seconds.toFixed(1)} s`,
+            met: postgres.error ? false : postgres.peakRssMB < RSS_TARGET_MB,
+          },
+        ]
+      : []),
     {
       label: `jobs: pages/s at ${fmt(sizes.large)} pages ÷ pages/s at ${fmt(sizes.small)}`,
       goal: `at least ${RATE_TARGET}`,
@@ -341,6 +361,11 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
         passed: large.listed === sizes.large,
         detail: `${fmt(large.listed)} URLs listed of ${fmt(sizes.large)}`,
       },
+      {
+        label: `the ${fmt(sizes.large)}-page job with link_report listed every page`,
+        passed: linkReport.listed === sizes.large && linkReport.error === undefined,
+        detail: `${fmt(linkReport.listed)} URLs listed of ${fmt(sizes.large)}${linkReport.error ? `; ${linkReport.error}` : ""}`,
+      },
       ...(postgres
         ? [
             {
@@ -355,6 +380,7 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
     series: [
       { label: `genapi job, ${fmt(sizes.large)} pages`, points: large.samples },
       { label: `genapi job, ${fmt(sizes.small)} pages`, points: small.samples },
+      { label: linkLabel, points: linkReport.samples },
       ...(postgres ? [{ label: pgLabel, points: postgres.samples }] : []),
     ],
     seconds: (performance.now() - started) / 1000,

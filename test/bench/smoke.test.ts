@@ -78,11 +78,12 @@ describe("bench harness, smoke mode", () => {
     const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
     expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
 
-    // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, on SQLite and on
-    // PostgreSQL in one attempt, with RSS samples for the chart.
+    // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, on SQLite (with and
+    // without link_report) and on PostgreSQL in one attempt, with RSS samples for the chart.
     const jobs = results.sections.find((s) => s.id === "jobs")!;
     expect(jobs.checks.map((c) => [c.label, c.passed])).toEqual([
       ["the 2,000-page job listed every page", true],
+      ["the 2,000-page job with link_report listed every page", true],
       ["the 2,000-page job on PostgreSQL listed every page in one attempt", true],
     ]);
     const pgJob = jobs.tables[0]!.rows.find((r) => r.label === "genapi job on PostgreSQL, 2,000 pages")!;

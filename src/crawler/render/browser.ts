@@ -13,6 +13,8 @@ import { Cdp, CdpError } from "./cdp.ts";
 
 export const RESTART_EVERY_PAGES = 500;
 export const MAX_BROWSER_RSS = 1024 * 1024 * 1024;
+/** The longest a retired browser waits for its tabs before it is stopped under them. */
+const RETIRE_WAIT_MS = 30_000;
 /** The browser's processes are measured every so many pages. */
 const MEASURE_EVERY_PAGES = 25;
 const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
@@ -43,6 +45,8 @@ export interface BrowserOptions {
    * show that a request escaping genapi meets the closed proxy instead of the network.
    */
   intercept?: boolean;
+  /** Pages a browser renders before it is restarted (RESTART_EVERY_PAGES; lower in tests). */
+  restartEveryPages?: number;
 }
 
 /** One browser process and its DevTools connection. */
@@ -51,10 +55,16 @@ interface Running {
   cdp: Cdp;
   userDataDir: string;
   pages: number;
+  /** Tabs rendering on this browser now; a retired browser is stopped when they are done. */
+  inFlight: number;
+  /** Called when inFlight drops to 0 (set while the browser is being retired). */
+  onDrained: (() => void) | null;
 }
 
 export class Browser {
   private running: Promise<Running> | null = null;
+  /** The browser `running` resolved to, once it has started. */
+  private current: Running | null = null;
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   /** Browser starts, for tests and the report. */
@@ -62,16 +72,23 @@ export class Browser {
 
   constructor(readonly options: BrowserOptions) {}
 
+  private get restartEvery(): number {
+    return this.options.restartEveryPages ?? RESTART_EVERY_PAGES;
+  }
+
   /** Runs `use` with a tab's worth of the browser: waits for one of `tabs` slots, starts the browser if needed. */
   async withTab<T>(signal: AbortSignal, use: (cdp: Cdp) => Promise<T>): Promise<T> {
     await this.slot(signal);
     try {
       const running = await this.ensure();
       running.pages++;
+      running.inFlight++;
       try {
         return await use(running.cdp);
       } finally {
-        if (running.pages % MEASURE_EVERY_PAGES === 0 || running.pages >= RESTART_EVERY_PAGES) this.checkHealth(running);
+        running.inFlight--;
+        if (running.inFlight === 0) running.onDrained?.();
+        if (running.pages % MEASURE_EVERY_PAGES === 0 || running.pages >= this.restartEvery) this.checkHealth(running);
       }
     } finally {
       this.active--;
@@ -94,6 +111,7 @@ export class Browser {
   async close(): Promise<void> {
     const running = this.running;
     this.running = null;
+    this.current = null;
     const r = await running?.catch(() => null);
     if (r) await stop(r);
   }
@@ -135,23 +153,30 @@ export class Browser {
   private checkHealth(running: Running): void {
     const rss = treeRss(running.proc.pid);
     const why =
-      running.pages >= RESTART_EVERY_PAGES
+      running.pages >= this.restartEvery
         ? `${running.pages} pages rendered`
         : rss !== null && rss > MAX_BROWSER_RSS
           ? `its processes use ${Math.round(rss / 2 ** 20)} MiB`
           : null;
     if (why === null) return;
-    void this.retire(running, why);
+    if (this.current !== running) return;
+    // At once, so that no tab waiting for a slot starts on the browser being retired.
+    this.running = null;
+    this.current = null;
+    this.options.log(`restarting the browser: ${why}`);
+    void this.retire(running);
   }
 
-  private async retire(running: Running, why: string): Promise<void> {
-    const current = await this.running?.catch(() => null);
-    if (current !== running) return;
-    this.running = null;
-    this.options.log(`restarting the browser: ${why}`);
-    // Tabs still rendering on it finish first (they hold the old connection); new ones start another.
-    const drained = () => this.active === 0;
-    for (let waited = 0; !drained() && waited < 30_000; waited += 100) await Bun.sleep(100);
+  private async retire(running: Running): Promise<void> {
+    // Tabs still rendering on it finish first (they hold the old connection); new ones start another
+    // browser and are not waited for. A tab is bounded by the render timeout; 30 s is a backstop.
+    if (running.inFlight > 0) {
+      const drained = Promise.withResolvers<void>();
+      running.onDrained = drained.resolve;
+      const backstop = setTimeout(drained.resolve, RETIRE_WAIT_MS);
+      await drained.promise;
+      clearTimeout(backstop);
+    }
     await stop(running);
   }
 
@@ -189,12 +214,14 @@ export class Browser {
     try {
       const url = await devtoolsUrl(proc);
       const cdp = await Cdp.connect(url);
-      const running: Running = { proc, cdp, userDataDir, pages: 0 };
+      const running: Running = { proc, cdp, userDataDir, pages: 0, inFlight: 0, onDrained: null };
+      this.current = running;
       cdp.onClose(() => {
         // A crash or a kill: forget this browser; the next page starts another.
-        void this.running?.then((current) => {
-          if (current === running) this.running = null;
-        });
+        if (this.current === running) {
+          this.current = null;
+          this.running = null;
+        }
         proc.kill("SIGKILL");
         rmSync(userDataDir, { recursive: true, force: true });
       });
@@ -252,38 +279,77 @@ async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
 /**
  * Memory of a process and its descendants (Linux /proc): the proportional set size, so that pages
  * the browser's processes share count once (their RSS summed counts them in every process, and
- * passed 1 GiB on a few tabs). Null where /proc is not readable.
+ * passed 1 GiB on a few tabs). Only the tree is read: its members are found through
+ * /proc/PID/task/TID/children, or, on a kernel without that file, through every process's parent
+ * in /proc/PID/stat; smaps_rollup is read for the tree's processes alone. Null where /proc is not
+ * readable.
  */
 export function treeRss(root: number): number | null {
-  try {
-    const children = new Map<number, number[]>();
-    const rss = new Map<number, number>();
-    for (const name of readdirSync("/proc")) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        const pid = Number(name);
-        const ppid = Number(fields[1]);
-        rss.set(pid, Number(fields[21]) * 4096);
-        const rollup = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${name}/smaps_rollup`, "utf8"));
-        if (rollup) rss.set(pid, Number(rollup[1]) * 1024);
-        const list = children.get(ppid) ?? [];
-        list.push(pid);
-        children.set(ppid, list);
-      } catch {
-        // The process ended meanwhile.
-      }
-    }
-    let total = 0;
+  const members = descendants(root);
+  if (members === null) return null;
+  let total = 0;
+  for (const pid of members) total += processMemory(pid);
+  return total;
+}
+
+/** The process and its descendants, or null where /proc is not readable. */
+function descendants(root: number): number[] | null {
+  if (!existsSync(`/proc/${root}`)) return existsSync("/proc/self") ? [] : null;
+  if (existsSync(`/proc/${root}/task/${root}/children`)) {
+    const found: number[] = [];
     const stack = [root];
     while (stack.length > 0) {
       const pid = stack.pop()!;
-      total += rss.get(pid) ?? 0;
-      stack.push(...(children.get(pid) ?? []));
+      found.push(pid);
+      for (const task of safeList(`/proc/${pid}/task`)) {
+        const text = safeRead(`/proc/${pid}/task/${task}/children`);
+        for (const child of text.split(" ")) if (child.trim() !== "") stack.push(Number(child));
+      }
     }
-    return total;
+    return found;
+  }
+  const children = new Map<number, number[]>();
+  for (const name of safeList("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = safeRead(`/proc/${name}/stat`);
+    if (stat === "") continue;
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(name));
+    children.set(ppid, list);
+  }
+  const found: number[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    found.push(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return found;
+}
+
+/** A process's PSS in bytes (its RSS where smaps_rollup is missing); 0 once it has ended. */
+function processMemory(pid: number): number {
+  const rollup = /^Pss:\s+(\d+) kB/m.exec(safeRead(`/proc/${pid}/smaps_rollup`));
+  if (rollup) return Number(rollup[1]) * 1024;
+  const stat = safeRead(`/proc/${pid}/stat`);
+  if (stat === "") return 0;
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[21]) * 4096;
+}
+
+/** A /proc file's text, or "" when the process ended meanwhile or it cannot be read. */
+function safeRead(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
   } catch {
-    return null;
+    return "";
+  }
+}
+
+function safeList(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
   }
 }

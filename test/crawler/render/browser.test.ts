@@ -1,0 +1,99 @@
+// The browser keeper (src/crawler/render/browser.ts) with a real Chromium: a browser retired after
+// its share of pages is stopped as soon as its own tabs are done, not when every tab of the new
+// browser is done too; its memory is the PSS of its own process tree. Needs Debian's chromium;
+// skipped with the reason when it cannot be had. Runs as root in CI, so the sandbox is off here.
+import { describe, expect, test } from "bun:test";
+import { Browser, treeRss } from "../../../src/crawler/render/browser.ts";
+import type { Cdp } from "../../../src/crawler/render/cdp.ts";
+import { ensureDebianCommand } from "../../support/debian-package.ts";
+
+const chromium = await ensureDebianCommand("chromium", "chromium");
+if (chromium.skip) console.warn(`skipping the browser keeper tests: ${chromium.skip}`);
+
+function newBrowser(restartEveryPages: number, logs: string[]) {
+  return new Browser({
+    executable: chromium.path!,
+    tabs: 2,
+    noSandbox: process.getuid?.() === 0,
+    log: (line) => logs.push(line),
+    restartEveryPages,
+  });
+}
+
+/** A promise and the function that settles it. */
+function gate() {
+  return Promise.withResolvers<void>();
+}
+
+describe.skipIf(chromium.skip !== undefined)("Browser", () => {
+  test("a retired browser is stopped when its own tabs end, while a tab of the new browser still renders", async () => {
+    const logs: string[] = [];
+    const browser = newBrowser(2, logs);
+    const never = new AbortController().signal;
+    try {
+      const releaseA = gate();
+      const startedA = gate();
+      let cdpA: Cdp | undefined;
+      // Tab A holds the first browser open; tab B is its second page, which retires it.
+      const tabA = browser.withTab(never, async (cdp) => {
+        cdpA = cdp;
+        startedA.resolve();
+        await releaseA.promise;
+      });
+      await startedA.promise;
+      await browser.withTab(never, async () => {});
+      expect(logs).toEqual(["restarting the browser: 2 pages rendered"]);
+
+      // Tab C renders on a new browser and stays open until the end of the test.
+      const releaseC = gate();
+      const startedC = gate();
+      let cdpC: Cdp | undefined;
+      const tabC = browser.withTab(never, async (cdp) => {
+        cdpC = cdp;
+        startedC.resolve();
+        await releaseC.promise;
+      });
+      await startedC.promise;
+      expect(browser.starts).toBe(2);
+      expect(cdpC).not.toBe(cdpA);
+
+      const closedA = new Promise<number>((resolve) => cdpA!.onClose(() => resolve(performance.now())));
+      const endedA = performance.now();
+      releaseA.resolve();
+      await tabA;
+      const closedAt = await Promise.race([closedA, Bun.sleep(10_000).then(() => Number.NaN)]);
+      // Browser.close, then the process ends: seconds at most, against the 30 s backstop before.
+      expect(closedAt - endedA).toBeLessThan(5_000);
+
+      // The new browser is untouched: tab C still talks to it.
+      const version = await cdpC!.send("Browser.getVersion");
+      expect(version.product).toContain("Chrome");
+      releaseC.resolve();
+      await tabC;
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
+
+describe("treeRss", () => {
+  test("treeRss is the PSS of the process and its descendants only", async () => {
+    // A shell with one child (started in the background, so the shell forks) that touches 64 MiB.
+    const script = "const b = Buffer.alloc(64 * 2 ** 20, 1); await Bun.sleep(60_000); b[0]";
+    const proc = Bun.spawn(["sh", "-c", `"${process.execPath}" -e '${script}' & wait`], { stdout: "ignore", stderr: "ignore" });
+    try {
+      let memory = 0;
+      for (let i = 0; i < 100 && memory < 64 * 2 ** 20; i++) {
+        await Bun.sleep(100);
+        memory = treeRss(proc.pid) ?? 0;
+      }
+      expect(memory).toBeGreaterThan(64 * 2 ** 20);
+      // Not the machine: the test process itself (and everything else) is left out.
+      expect(memory).toBeLessThan(64 * 2 ** 20 + 200 * 2 ** 20);
+    } finally {
+      proc.kill("SIGKILL");
+      await proc.exited;
+    }
+    expect(treeRss(proc.pid)).toBe(0);
+  }, 30_000);
+});
