@@ -25,6 +25,10 @@ export interface Plan {
   jobPostgresUrl?: string;
   /** Pages of the politeness section's rate-limited site (20 requests/s: about pages / 20 seconds a crawl). */
   politenessPages: number;
+  /** Pages of the render section's single-page application, crawled at 1, 2 and 4 tabs (`--render-pages`). */
+  renderPages: number;
+  /** Pages of the render section's in-process run that times each phase of a rendered page. */
+  renderPhasePages: number;
   /** Whether sections may install the peers they need (the smoke run installs nothing). */
   installPeers: boolean;
 }
@@ -39,6 +43,8 @@ export const FULL_PLAN: Plan = {
   fullCrawlTools: ["genapi", "wget2"],
   startupRuns: 20,
   politenessPages: 2_000,
+  renderPages: 2_000,
+  renderPhasePages: 100,
   installPeers: true,
 };
 
@@ -52,6 +58,8 @@ export const SMOKE_PLAN: Plan = {
   fullCrawlTools: ["genapi", "wget2", "linkchecker", "sitemap-generator-cli"],
   startupRuns: 3,
   politenessPages: 20,
+  renderPages: 8,
+  renderPhasePages: 4,
   installPeers: false,
 };
 

@@ -1,60 +1,40 @@
-// Rendered crawls measured (issue 25): not a section of scripts/bench/run.ts, run by hand.
+// Rendered crawls (issue 25): a single-page application of `plan.renderPages` routes whose links
+// exist only once its script has run, crawled by genapi with `render: "always"` at 1, 2 and 4 tabs,
+// against the raw crawl of the same pages written as plain HTML; and where a rendered page's time
+// goes (waiting for a tab or the browser's start, opening the page, navigation until its load
+// event, the quiet time genapi waits after it, reading the DOM back).
 //
-//   npx bun scripts/bench/render.ts [--pages 2000] [--tab-pages 200] [--chromium /usr/bin/chromium]
-//
-// Builds nothing: it runs dist/genapi (build it first: `npx bun scripts/build.ts`), with
-// GENAPI_CHROMIUM_NO_SANDBOX=1 when run as root (Chromium refuses its sandbox there). It serves a
-// synthetic single-page application of `--pages` routes on loopback: every route answers the same
-// shell, whose script fetches /data/<i>.json and builds the page's links (its tree children and a
-// few neighbours), so only a rendered crawl finds the site. The same pages with those links in the
-// HTML (under /h/) are the raw crawl's site.
-//
-// 1. `genapi crawl --render always` over the whole application: pages/s, and the peak resident
-//    memory of genapi plus every process under it (the browser's), sampled from /proc every 200 ms
-//    (the sum of VmRSS, which counts pages shared between the browser's processes once per
-//    process, and the sum of Pss from smaps_rollup, which shares them out), and the browser's
-//    restarts (distinct browser processes started directly by genapi, less one).
-// 2. `genapi crawl` (raw) over the HTML twin of the same site: pages/s and peak memory.
-// 3. `genapi crawl` has no --render-tabs (it renders 2 pages at once), so pages/s at
-//    --render-tabs 1, 2 and 4 come from `genapi serve --render-tabs N` and a job (POST /api/jobs)
-//    of `--tab-pages` pages of the application.
-//
-// Prints one JSON object with every figure. The machine's other load moves every figure here: say
-// what else ran when quoting them.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// The site is files served by nginx (site-server.ts, pinned to the load core), like the crawl
+// sections': every route /p/<i>.html is the same shell, whose script fetches /data/<i>.json and
+// builds the page's links (its tree children and three neighbours); /h/ holds the same pages with
+// those links in the HTML. genapi and its browser are not pinned: Chromium renders with both
+// cores, as it would on a server. Chromium is Debian's (`.ci/run` installs it); without it the
+// rows say so. Run as root (the tests' containers), genapi gets GENAPI_CHROMIUM_NO_SANDBOX=1.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { Browser, findChromium, renderPage, type RenderPhases } from "../../src/crawler/index.ts";
+import type { Context } from "./context.ts";
+import { createKey, newDb } from "./servers.ts";
+import { missing, row, summarize, type Row, type SectionResult, type Table, type Target } from "./results.ts";
+import { serveSite } from "./site-server.ts";
+import { waitForLine } from "./proc.ts";
 
-const { values } = parseArgs({
-  args: Bun.argv.slice(2),
-  options: {
-    pages: { type: "string", default: "2000" },
-    "tab-pages": { type: "string", default: "200" },
-    chromium: { type: "string" },
-  },
-});
-const PAGES = Number(values.pages);
-const TAB_PAGES = Number(values["tab-pages"]);
-const root = join(import.meta.dir, "../..");
-const BINARY = process.env.GENAPI_BIN ?? join(root, "dist/genapi");
-const env: Record<string, string> = {
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
-  ...(process.getuid?.() === 0 ? { GENAPI_CHROMIUM_NO_SANDBOX: "1" } : {}),
-};
-const chromiumArgs = values.chromium ? ["--chromium", values.chromium] : [];
+/** Issue 25: genapi and the browser's processes together, over the whole rendered crawl. */
+const PSS_GOAL_MIB = 1536;
+const TABS = [1, 2, 4];
+const ALL_CORES = `0-${navigator.hardwareConcurrency - 1}`;
 
 // ---------- the site ----------
 
 /** Page i's links: its children in a binary tree (every page reachable) and three neighbours. */
-function linksOf(i: number): number[] {
-  const out = [2 * i + 1, 2 * i + 2, i + 1, i + 7, i + 31].filter((j) => j < PAGES && j !== i);
+function linksOf(i: number, pages: number): number[] {
+  const out = [2 * i + 1, 2 * i + 2, i + 1, i + 7, i + 31].filter((j) => j < pages && j !== i);
   return [...new Set(out)];
 }
-const routeOf = (i: number) => (i === 0 ? "/" : `/p/${i}`);
+const routeOf = (i: number) => (i === 0 ? "/" : `/p/${i}.html`);
 const SHELL = `<!doctype html><html><head><meta charset="utf-8"><title>app</title></head>
 <body><nav id="nav"></nav><main id="main">loading</main><script>
-const i = location.pathname === "/" ? 0 : Number(location.pathname.split("/").pop());
+const i = location.pathname === "/" ? 0 : Number(location.pathname.split("/").pop().replace(".html", ""));
 fetch("/data/" + i + ".json").then((r) => r.json()).then((page) => {
   document.title = page.title;
   document.getElementById("main").textContent = page.text;
@@ -68,72 +48,51 @@ fetch("/data/" + i + ".json").then((r) => r.json()).then((page) => {
   }
 });
 </script></body></html>`;
-const dataOf = (i: number) =>
-  JSON.stringify({
-    title: `page ${i}`,
-    text: `Page ${i} of the application. `.repeat(40),
-    links: linksOf(i).map((j) => ({ href: routeOf(j), title: `page ${j}` })),
-  });
-const htmlOf = (i: number) =>
-  `<!doctype html><html><head><meta charset="utf-8"><title>page ${i}</title></head><body><nav>${linksOf(i)
-    .map((j) => `<a href="/h${routeOf(j) === "/" ? "/" : routeOf(j)}">page ${j}</a>`)
-    .join("")}</nav><main>${`Page ${i} of the application. `.repeat(40)}</main></body></html>`;
+const text = (i: number) => `Page ${i} of the application. `.repeat(40);
 
-const site = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  idleTimeout: 120,
-  fetch(req) {
-    const path = new URL(req.url).pathname;
-    if (path === "/robots.txt") return new Response("User-agent: *\nAllow: /\n");
-    const html = { headers: { "content-type": "text/html; charset=utf-8" } };
-    if (path === "/" || /^\/p\/\d+$/.test(path)) return new Response(SHELL, html);
-    let m = /^\/data\/(\d+)\.json$/.exec(path);
-    if (m) return new Response(dataOf(Number(m[1])), { headers: { "content-type": "application/json" } });
-    if (path === "/h/") return new Response(htmlOf(0), html);
-    m = /^\/h\/p\/(\d+)$/.exec(path);
-    if (m && Number(m[1]) < PAGES) return new Response(htmlOf(Number(m[1])), html);
-    return new Response("not found", { status: 404 });
-  },
-});
-const SITE = `http://127.0.0.1:${site.port}`;
-
-// ---------- /proc sampling ----------
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  comm: string;
+/** Writes the application and its HTML twin under `dir`. */
+function writeSite(dir: string, pages: number): void {
+  mkdirSync(join(dir, "p"), { recursive: true });
+  mkdirSync(join(dir, "data"), { recursive: true });
+  mkdirSync(join(dir, "h/p"), { recursive: true });
+  writeFileSync(join(dir, "robots.txt"), "User-agent: *\nAllow: /\n");
+  writeFileSync(join(dir, "index.html"), SHELL);
+  for (let i = 0; i < pages; i++) {
+    if (i > 0) writeFileSync(join(dir, `p/${i}.html`), SHELL);
+    const links = linksOf(i, pages);
+    writeFileSync(
+      join(dir, `data/${i}.json`),
+      JSON.stringify({ title: `page ${i}`, text: text(i), links: links.map((j) => ({ href: routeOf(j), title: `page ${j}` })) }),
+    );
+    const html = `<!doctype html><html><head><meta charset="utf-8"><title>page ${i}</title></head><body><nav>${links
+      .map((j) => `<a href="/h${routeOf(j)}">page ${j}</a>`)
+      .join("")}</nav><main>${text(i)}</main></body></html>`;
+    writeFileSync(join(dir, i === 0 ? "h/index.html" : `h/p/${i}.html`), html);
+  }
 }
 
-function processes(): Proc[] {
-  const out: Proc[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
+// ---------- memory of a process tree ----------
+
+function descendants(root: number): number[] {
+  const found = [root];
+  for (let k = 0; k < found.length; k++) {
+    const pid = found[k]!;
+    let tasks: string[] = [];
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      out.push({ pid: Number(name), ppid: Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]), comm });
+      tasks = readdirSync(`/proc/${pid}/task`);
     } catch {
-      // Ended meanwhile.
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+        if (children !== "") found.push(...children.split(" ").map(Number));
+      } catch {
+        // Ended meanwhile.
+      }
     }
   }
-  return out;
-}
-
-function tree(rootPid: number, all: Proc[]): Proc[] {
-  const children = new Map<number, Proc[]>();
-  for (const p of all) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
-  const out: Proc[] = [];
-  const stack = [rootPid];
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    for (const c of children.get(pid) ?? []) {
-      out.push(c);
-      stack.push(c.pid);
-    }
-  }
-  return out;
+  return found;
 }
 
 function kB(file: string, field: string): number {
@@ -146,145 +105,98 @@ function kB(file: string, field: string): number {
 }
 
 interface Peak {
-  rssBytes: number;
-  pssBytes: number;
-  genapiRssBytes: number;
+  /** The sum of Pss (smaps_rollup) over genapi and its descendants: shared pages shared out. */
+  pss: number;
+  /** The sum of VmRSS: a page shared by the browser's processes counts once in each. */
+  rss: number;
+  genapiRss: number;
   processes: number;
-  browserStarts: number;
 }
 
-/** Samples the tree under `pid` every 200 ms until `stop()`; returns the peaks. */
+/** Samples the tree under `pid` every 200 ms until `stop()`. */
 function sampleTree(pid: number) {
-  const peak: Peak = { rssBytes: 0, pssBytes: 0, genapiRssBytes: 0, processes: 0, browserStarts: 0 };
-  const browsers = new Set<number>();
+  const peak: Peak = { pss: 0, rss: 0, genapiRss: 0, processes: 0 };
   let running = true;
   const done = (async () => {
     while (running) {
-      const all = processes();
-      const under = tree(pid, all);
-      for (const p of under) if (p.ppid === pid && p.comm.startsWith("chrom")) browsers.add(p.pid);
-      const own = kB(`/proc/${pid}/status`, "VmRSS");
-      let rss = own;
-      let pss = kB(`/proc/${pid}/smaps_rollup`, "Pss");
-      for (const p of under) {
-        rss += kB(`/proc/${p.pid}/status`, "VmRSS");
-        pss += kB(`/proc/${p.pid}/smaps_rollup`, "Pss");
+      const tree = descendants(pid);
+      let pss = 0;
+      let rss = 0;
+      for (const p of tree) {
+        pss += kB(`/proc/${p}/smaps_rollup`, "Pss");
+        rss += kB(`/proc/${p}/status`, "VmRSS");
       }
-      peak.rssBytes = Math.max(peak.rssBytes, rss);
-      peak.pssBytes = Math.max(peak.pssBytes, pss);
-      peak.genapiRssBytes = Math.max(peak.genapiRssBytes, own);
-      peak.processes = Math.max(peak.processes, under.length + 1);
+      peak.pss = Math.max(peak.pss, pss);
+      peak.rss = Math.max(peak.rss, rss);
+      peak.genapiRss = Math.max(peak.genapiRss, kB(`/proc/${pid}/status`, "VmRSS"));
+      peak.processes = Math.max(peak.processes, tree.length);
       await Bun.sleep(200);
     }
   })();
   return {
-    stop: async (): Promise<Peak> => {
+    stop: async () => {
       running = false;
       await done;
-      peak.browserStarts = browsers.size;
       return peak;
     },
   };
 }
 
-const MiB = (bytes: number) => Math.round(bytes / 2 ** 20);
+const MiB = (bytes: number) => bytes / 2 ** 20;
 
-// ---------- runs ----------
+// ---------- the runs ----------
 
-async function cliCrawl(url: string, args: string[]) {
-  const dir = mkdtempSync(join(tmpdir(), "genapi-render-bench-"));
-  const began = performance.now();
-  const proc = Bun.spawn([BINARY, "crawl", url, "--output", join(dir, "sitemap.xml"), "--json", "--quiet", ...args], {
-    env,
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  const sampler = sampleTree(proc.pid);
-  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-  const seconds = (performance.now() - began) / 1000;
-  const peak = await sampler.stop();
-  rmSync(dir, { recursive: true, force: true });
-  if (code !== 0) throw new Error(`genapi crawl exited ${code}: ${stderr}`);
-  const report = JSON.parse(stderr.trim().split("\n").at(-1)!);
-  return {
-    pages_crawled: report.pages_crawled as number,
-    url_count: report.url_count as number,
-    render: report.render,
-    seconds: Math.round(seconds * 10) / 10,
-    pages_per_second: Math.round((report.pages_crawled / seconds) * 100) / 100,
-    peak_tree_rss_mib: MiB(peak.rssBytes),
-    peak_tree_pss_mib: MiB(peak.pssBytes),
-    peak_genapi_rss_mib: MiB(peak.genapiRssBytes),
-    peak_processes: peak.processes,
-    browser_restarts: Math.max(0, peak.browserStarts - 1),
-  };
+interface Run {
+  pages: number;
+  listed: number;
+  seconds: number;
+  peak: Peak;
+  rendered?: number;
+  browserStarts?: number;
+  error?: string;
 }
 
-async function jobAtTabs(tabs: number) {
-  const dir = mkdtempSync(join(tmpdir(), "genapi-render-bench-"));
-  const db = join(dir, "genapi.db");
-  const keyRun = Bun.spawnSync([BINARY, "keys", "create", "--name", "bench", "--db", db, "--daily-limit", "1000"], { env });
-  if (keyRun.exitCode !== 0) throw new Error(`keys create: ${keyRun.stderr}`);
-  const key = keyRun.stdout.toString().trim();
-  const proc = Bun.spawn(
-    [
-      BINARY,
-      "serve",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--db",
-      db,
-      "--allow-private-targets",
-      "--host-concurrency",
-      "8",
-      "--render-tabs",
-      String(tabs),
-      ...chromiumArgs,
-    ],
-    { env, cwd: dir, stdout: "pipe", stderr: "pipe" },
-  );
+/** `genapi serve` (not pinned) with a key; a job over `url`, waited for; the tree sampled meanwhile. */
+async function jobRun(ctx: Context, url: string, pages: number, args: string[], body: Record<string, unknown>): Promise<Run> {
+  const dir = mkdtempSync(join(ctx.workDir, "render-"));
+  const db = newDb(dir);
+  const key = createKey(ctx.binaries.genapi, db, 1_000);
+  const log = join(dir, "serve.log");
+  const argv = ["taskset", "-c", ALL_CORES, ctx.binaries.genapi, "serve", "--host", "127.0.0.1", "--port", "0", "--db", db];
+  const proc = Bun.spawn([...argv, "--allow-private-targets", ...args], {
+    env: { ...process.env, ...(process.getuid?.() === 0 ? { GENAPI_CHROMIUM_NO_SANDBOX: "1" } : {}) },
+    stdout: Bun.file(log),
+    stderr: Bun.file(`${log}.err`),
+  });
   try {
-    let address = "";
-    const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    while (address === "") {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`serve exited: ${await new Response(proc.stderr).text()}`);
-      buffer += value;
-      const m = /"address":"([^"]+)"/.exec(buffer);
-      if (m) address = m[1]!;
-    }
-    void (async () => {
-      while (!(await reader.read()).done) {}
-    })();
+    const line = await waitForLine(log, (l) => l.includes('"address"'), 10_000, proc.exited);
+    const address = (JSON.parse(line) as { address: string }).address;
     const headers = { "content-type": "application/json", "x-api-key": key };
+    const sampler = sampleTree(proc.pid);
     const created = await fetch(`${address}/api/jobs`, {
       method: "POST",
       headers,
-      body: JSON.stringify({ url: `${SITE}/`, render: "always", max_pages: TAB_PAGES }),
+      body: JSON.stringify({ url, max_pages: pages, ...body }),
     });
-    const body = (await created.json()) as any;
-    if (created.status !== 202) throw new Error(`POST /api/jobs: ${created.status} ${JSON.stringify(body)}`);
-    const sampler = sampleTree(proc.pid);
+    const answer = (await created.json()) as { data?: { id: string } };
+    if (created.status !== 202 || !answer.data) {
+      await sampler.stop();
+      return failed(`POST /api/jobs: ${created.status} ${JSON.stringify(answer).slice(0, 200)}`);
+    }
     for (;;) {
       await Bun.sleep(250);
-      const job = ((await (await fetch(`${address}/api/jobs/${body.data.id}`, { headers })).json()) as any).data;
-      if (["succeeded", "failed", "cancelled"].includes(job.status)) {
-        const peak = await sampler.stop();
-        if (job.status !== "succeeded") throw new Error(`job ${job.status}: ${JSON.stringify(job.error)}`);
-        const seconds = (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000;
-        return {
-          tabs,
-          pages_crawled: job.progress.pages_crawled as number,
-          render: job.result?.render,
-          seconds: Math.round(seconds * 10) / 10,
-          pages_per_second: Math.round((job.progress.pages_crawled / seconds) * 100) / 100,
-          peak_tree_rss_mib: MiB(peak.rssBytes),
-          peak_tree_pss_mib: MiB(peak.pssBytes),
-        };
-      }
+      const job = ((await (await fetch(`${address}/api/jobs/${answer.data.id}`, { headers })).json()) as any).data;
+      if (!["succeeded", "failed", "cancelled"].includes(job.status)) continue;
+      const peak = await sampler.stop();
+      if (job.status !== "succeeded") return { ...failed(`job ${job.status}: ${JSON.stringify(job.error)}`), peak };
+      return {
+        pages: job.progress.pages_crawled,
+        listed: job.result.url_count,
+        seconds: (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000,
+        peak,
+        rendered: job.result.render?.pages_rendered,
+        browserStarts: browserStarts(await Bun.file(log).text()),
+      };
     }
   } finally {
     proc.kill("SIGTERM");
@@ -293,19 +205,192 @@ async function jobAtTabs(tabs: number) {
   }
 }
 
-const results: Record<string, unknown> = { pages: PAGES, tab_pages: TAB_PAGES, cores: navigator.hardwareConcurrency };
-try {
-  results.raw = await cliCrawl(`${SITE}/h/`, []);
-  console.error(`raw: ${JSON.stringify(results.raw)}`);
-  results.rendered = await cliCrawl(`${SITE}/`, ["--render", "always", "--crawl-timeout", "7200", ...chromiumArgs]);
-  console.error(`rendered: ${JSON.stringify(results.rendered)}`);
-  const byTabs = [];
-  for (const tabs of [1, 2, 4]) {
-    byTabs.push(await jobAtTabs(tabs));
-    console.error(`tabs ${tabs}: ${JSON.stringify(byTabs.at(-1))}`);
-  }
-  results.by_tabs = byTabs;
-} finally {
-  site.stop(true);
+/** Browser starts: the first, and one for each restart genapi logged. */
+function browserStarts(log: string): number {
+  return 1 + (log.match(/restarting the browser/g)?.length ?? 0);
 }
-console.log(JSON.stringify(results, null, 2));
+
+function failed(error: string): Run {
+  return { pages: 0, listed: 0, seconds: 0, peak: { pss: 0, rss: 0, genapiRss: 0, processes: 0 }, error };
+}
+
+interface PhaseRun {
+  pages: number;
+  seconds: number;
+  startMs: number;
+  starts: number;
+  totals: RenderPhases;
+}
+
+/**
+ * Where a rendered page's time goes: genapi's own renderer in this process, 2 tabs as the CLI
+ * uses, over the first `pages` routes (the document fetched once, its sub-requests from the site).
+ */
+async function phaseRun(chromium: string, site: string, pages: number): Promise<PhaseRun> {
+  // The harness is pinned to the load core; the browser it starts gets both, like genapi's.
+  Bun.spawnSync(["taskset", "-a", "-p", "-c", ALL_CORES, String(process.pid)]);
+  const browser = new Browser({ executable: chromium, tabs: 2, noSandbox: process.getuid?.() === 0, log: () => {} });
+  const totals: RenderPhases = { waitMs: 0, openMs: 0, loadMs: 0, idleMs: 0, readMs: 0 };
+  const began = performance.now();
+  try {
+    const routes = Array.from({ length: pages }, (_, i) => `${site}${routeOf(i)}`);
+    const worker = async () => {
+      for (let url = routes.shift(); url !== undefined; url = routes.shift()) {
+        const res = await fetch(url);
+        const document = { status: res.status, headers: res.headers, body: new Uint8Array(await res.arrayBuffer()) };
+        const rendered = await renderPage(browser, {
+          url,
+          document,
+          fetch: (sub, init) => fetch(sub, { method: init.method, headers: init.headers, signal: init.signal }),
+          timeoutMs: 10_000,
+          signal: AbortSignal.timeout(60_000),
+        });
+        for (const phase of Object.keys(totals) as (keyof RenderPhases)[]) totals[phase] += rendered.phases[phase];
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    return { pages, seconds: (performance.now() - began) / 1000, startMs: browser.startMs, starts: browser.starts, totals };
+  } finally {
+    await browser.close();
+    Bun.spawnSync(["taskset", "-a", "-p", "-c", "0", String(process.pid)]);
+  }
+}
+
+// ---------- the section ----------
+
+export async function renderBench(ctx: Context): Promise<SectionResult> {
+  const started = performance.now();
+  const pages = ctx.plan.renderPages;
+  const fmt = (n: number) => n.toLocaleString("en-US");
+  const title = `Rendered crawls: a ${fmt(pages)}-page single-page application`;
+  const chromium = findChromium(null);
+  const label = (tabs: number) => `genapi, render always, ${tabs} tab${tabs === 1 ? "" : "s"}`;
+  if (chromium === null) {
+    const note = "Chromium not installed (Debian's chromium)";
+    return {
+      id: "render",
+      title,
+      tables: [
+        {
+          title,
+          columns: [],
+          rows: [missing("genapi, raw", "not installed", note), ...TABS.map((tabs) => missing(label(tabs), "not installed", note))],
+          notes: [],
+        },
+      ],
+      checks: [],
+      targets: [],
+      seconds: 0,
+    };
+  }
+  const dir = join(ctx.workDir, `spa-${pages}`);
+  ctx.log(`render: writing a ${fmt(pages)}-page application`);
+  writeSite(dir, pages);
+  const served = await serveSite(ctx, dir, `spa-${pages}`);
+  const site = served.timing.url;
+  try {
+    ctx.log("render: the raw crawl of the HTML twin");
+    const raw = await jobRun(ctx, `${site}/h/`, pages, [], {});
+    const rendered = new Map<number, Run>();
+    for (const tabs of TABS) {
+      ctx.log(`render: ${fmt(pages)} pages rendered, ${tabs} tab(s)`);
+      rendered.set(tabs, await jobRun(ctx, `${site}/`, pages, ["--render-tabs", String(tabs)], { render: "always" }));
+    }
+    const phasePages = ctx.plan.renderPhasePages;
+    ctx.log(`render: where the time goes, ${phasePages} pages in this process`);
+    const phases = await phaseRun(chromium, site, phasePages).catch((error: Error) => error);
+
+    const runRow = (name: string, run: Run, note: string): Row =>
+      run.error
+        ? missing(name, "failed", run.error)
+        : row(
+            name,
+            {
+              "pages/s": summarize([run.pages / run.seconds]),
+              "URLs listed": summarize([run.listed]),
+              "wall s": summarize([run.seconds]),
+              "peak PSS MiB": summarize([MiB(run.peak.pss)]),
+              "peak RSS summed MiB": summarize([MiB(run.peak.rss)]),
+              "genapi RSS MiB": summarize([MiB(run.peak.genapiRss)]),
+              "browser starts": summarize(run.browserStarts === undefined || run.rendered === undefined ? [] : [run.browserStarts]),
+            },
+            { note },
+          );
+    const rows: Row[] = [
+      runRow("genapi, raw (the HTML twin)", raw, "a job over /h/: the same pages and links, in the HTML"),
+      ...TABS.map((tabs) => runRow(label(tabs), rendered.get(tabs)!, `a job with render "always", genapi serve --render-tabs ${tabs}`)),
+    ];
+    const tables: Table[] = [
+      {
+        title,
+        columns: ["pages/s", "URLs listed", "wall s", "peak PSS MiB", "peak RSS summed MiB", "genapi RSS MiB", "browser starts"],
+        rows,
+        notes: [
+          `${served.description} Each route of the application is the same ${SHELL.length}-byte shell; its script fetches /data/<i>.json and builds 2-5 links. /h/ holds the same pages with the links in the HTML.`,
+          "One run each (a rendered crawl takes minutes): genapi serve on its own database, not pinned (Chromium uses both cores), one job of max_pages = the site's size; pages/s over the job's started_at to finished_at.",
+          "peak PSS: the sum of Pss (smaps_rollup) over genapi and every process under it, sampled every 200 ms: pages the browser's processes share are shared out, so it is the memory the crawl costs the machine. peak RSS summed: the sum of VmRSS over the same processes, which counts each shared page once in every process (an overstatement). browser starts: the first, and one for each restart (every 500 pages, or past 1 GiB).",
+        ],
+      },
+    ];
+    if (phases instanceof Error) {
+      tables.push({
+        title: "Where a rendered page's time goes",
+        columns: [],
+        rows: [missing("phases", "failed", phases.message)],
+        notes: [],
+      });
+    } else {
+      const per = (ms: number) => ms / phases.pages;
+      const sum = Object.values(phases.totals).reduce((a, b) => a + b, 0);
+      const phaseLabels: Record<keyof RenderPhases, string> = {
+        waitMs: "waiting for a tab (another page, the browser starting)",
+        openMs: "opening the page (browser context, target, interception, prelude)",
+        loadMs: "navigation until the load event (the shell, its script, its data request)",
+        idleMs: "quiet time after the load event (genapi waits 500 ms with nothing in flight)",
+        readMs: "reading the DOM back and closing the context",
+      };
+      tables.push({
+        title: `Where a rendered page's time goes (${phases.pages} pages, 2 tabs, in one process)`,
+        columns: ["ms a page", "share"],
+        rows: [
+          ...(Object.keys(phaseLabels) as (keyof RenderPhases)[]).map((phase) =>
+            row(phaseLabels[phase], {
+              "ms a page": summarize([per(phases.totals[phase])]),
+              share: summarize([phases.totals[phase] / sum]),
+            }),
+          ),
+          row(`of which the browser's start (${phases.starts}x)`, { "ms a page": summarize([per(phases.startMs)]) }),
+        ],
+        notes: [
+          `genapi's renderer (src/crawler/render/) driven from the bench process with 2 tabs over the first ${phases.pages} routes: ${(phases.pages / phases.seconds).toFixed(2)} pages/s. Each page's phases add up to its time in a tab; with 2 tabs the wall time is about half their sum. share: of that sum.`,
+        ],
+      });
+    }
+
+    const targets: Target[] = TABS.map((tabs) => {
+      const run = rendered.get(tabs)!;
+      return {
+        label: `render ${fmt(pages)} pages, ${tabs} tab(s): peak PSS of genapi and its browser`,
+        goal: `under ${PSS_GOAL_MIB} MiB`,
+        measured: run.error ? "not measured" : `${MiB(run.peak.pss).toFixed(0)} MiB (RSS summed ${MiB(run.peak.rss).toFixed(0)} MiB)`,
+        met: run.error ? undefined : MiB(run.peak.pss) < PSS_GOAL_MIB,
+      };
+    });
+    const checks = TABS.map((tabs) => {
+      const run = rendered.get(tabs)!;
+      return {
+        label: `the rendered crawl at ${tabs} tab(s) listed every page of the application`,
+        passed: run.error === undefined && run.listed === pages,
+        detail: run.error ?? `${fmt(run.listed)} URLs listed of ${fmt(pages)}, ${fmt(run.rendered ?? 0)} pages rendered`,
+      };
+    });
+    checks.push({
+      label: "the raw crawl of the HTML twin listed every page",
+      passed: raw.error === undefined && raw.listed === pages,
+      detail: raw.error ?? `${fmt(raw.listed)} URLs listed of ${fmt(pages)}`,
+    });
+    return { id: "render", title, tables, checks, targets, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await served.stop();
+  }
+}

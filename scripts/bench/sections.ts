@@ -9,6 +9,7 @@ import { jobsBench } from "./jobs.ts";
 import { passwordBench } from "./password.ts";
 import { politenessBench } from "./politeness.ts";
 import { quotaBench } from "./quota.ts";
+import { renderBench } from "./render.ts";
 import type { SectionResult } from "./results.ts";
 import { startupBench } from "./startup.ts";
 
@@ -21,6 +22,7 @@ export const SECTIONS = {
   "crawl-cli": crawlCliBench,
   jobs: jobsBench,
   politeness: politenessBench,
+  render: renderBench,
 } satisfies Record<SectionResult["id"], (ctx: Context) => Promise<SectionResult>>;
 
 export type SectionId = keyof typeof SECTIONS;

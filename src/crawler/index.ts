@@ -14,6 +14,7 @@
 export { crawlSite, runCrawl } from "./engine.ts";
 export type { CrawlDeps, CrawlProgress, CrawlResult, CrawlRun, HopFetcher, RenderReport, Renderer, RunOptions } from "./engine.ts";
 export { Browser, findChromium } from "./render/browser.ts";
+export { type RenderPhases, renderPage } from "./render/render.ts";
 export { MemoryCrawlState } from "./state.ts";
 export type { CrawlCounters, CrawlState, FrontierItem, LinkVerdict, PageRecord, RecordResult, ResumePoint } from "./state.ts";
 export {

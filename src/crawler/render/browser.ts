@@ -69,6 +69,8 @@ export class Browser {
   private readonly waiting: (() => void)[] = [];
   /** Browser starts, for tests and the report. */
   starts = 0;
+  /** Time spent starting browsers, ms (from spawn to the DevTools connection), for the bench. */
+  startMs = 0;
 
   constructor(readonly options: BrowserOptions) {}
 
@@ -182,6 +184,7 @@ export class Browser {
 
   private async launch(): Promise<Running> {
     this.starts++;
+    const began = performance.now();
     const userDataDir = mkdtempSync(join(tmpdir(), "genapi-chromium-"));
     const args = [
       "--headless=new",
@@ -216,6 +219,7 @@ export class Browser {
       const cdp = await Cdp.connect(url);
       const running: Running = { proc, cdp, userDataDir, pages: 0, inFlight: 0, onDrained: null };
       this.current = running;
+      this.startMs += performance.now() - began;
       cdp.onClose(() => {
         // A crash or a kill: forget this browser; the next page starts another.
         if (this.current === running) {

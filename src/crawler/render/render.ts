@@ -43,6 +43,21 @@ export interface Rendered {
   subrequests: number;
   refused: number;
   timedOut: boolean;
+  /** Where the page's time went, ms (for the bench; the report does not carry it). */
+  phases: RenderPhases;
+}
+
+export interface RenderPhases {
+  /** Waiting for a tab: another page's slot, or the browser starting. */
+  waitMs: number;
+  /** A fresh browser context and page, interception and the prelude set up. */
+  openMs: number;
+  /** Navigation until the load event (or the render timeout). */
+  loadMs: number;
+  /** After the load event, until the network had been quiet for IDLE_MS. */
+  idleMs: number;
+  /** The DOM read back and the context disposed of. */
+  readMs: number;
 }
 
 /** Disables service workers and beacons before any script of the page runs. */
@@ -53,10 +68,13 @@ const PAGE_PRELUDE = `(() => {
 })();`;
 
 export async function renderPage(browser: Browser, input: RenderInput): Promise<Rendered> {
-  return browser.withTab(input.signal, (cdp) => renderIn(browser, cdp, input));
+  const asked = performance.now();
+  return browser.withTab(input.signal, (cdp) => renderIn(browser, cdp, input, performance.now() - asked));
 }
 
-async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise<Rendered> {
+async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: number): Promise<Rendered> {
+  const began = performance.now();
+  const phases: RenderPhases = { waitMs, openMs: 0, loadMs: 0, idleMs: 0, readMs: 0 };
   const { browserContextId } = await cdp.send("Target.createBrowserContext", { disposeOnDetach: true });
   const sessions = new Set<string>();
   const stopListening: (() => void)[] = [];
@@ -136,7 +154,10 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise
   stopListening.push(
     cdp.on("Fetch.requestPaused", (event, sessionId) => void answer(event, sessionId)),
     cdp.on("Page.loadEventFired", (_event, sessionId) => {
-      if (sessionId === pageSession) loaded = true;
+      if (sessionId === pageSession && !loaded) {
+        loaded = true;
+        loadedAt = performance.now();
+      }
     }),
     // Frames and workers of the page: intercepted as the page is, then let run.
     cdp.on("Target.attachedToTarget", (event, parent) => {
@@ -153,6 +174,9 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise
 
   let pageSession: string | undefined;
   let timedOut = false;
+  let navigatedAt = 0;
+  let loadedAt = 0;
+  let readAt = 0;
   try {
     await cdp.send("Browser.setDownloadBehavior", { behavior: "deny", browserContextId }).catch(() => {});
     const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank", browserContextId });
@@ -163,7 +187,9 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise
     await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
     await cdp.send("Page.enable", undefined, sessionId);
     await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source: PAGE_PRELUDE }, sessionId);
-    const deadline = performance.now() + input.timeoutMs;
+    navigatedAt = performance.now();
+    phases.openMs = navigatedAt - began;
+    const deadline = navigatedAt + input.timeoutMs;
     await cdp.send("Page.navigate", { url: input.url }, sessionId);
     // The load event, then IDLE_MS with no request of the page in flight or started.
     for (;;) {
@@ -176,6 +202,9 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise
       if (loaded && inFlight === 0 && now - lastActivity >= IDLE_MS) break;
       await Bun.sleep(Math.min(50, deadline - now));
     }
+    readAt = performance.now();
+    phases.loadMs = (loaded ? loadedAt : readAt) - navigatedAt;
+    phases.idleMs = loaded ? readAt - loadedAt : 0;
     // A page that never settles is read as it stands; a script still running gets a moment, no more.
     const result = await Promise.race([
       cdp.send(
@@ -193,12 +222,13 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput): Promise
     // A script that never yields keeps the DOM from being read: the page is read raw instead.
     if (typeof result?.result.value !== "string" || result.result.value === "")
       throw new CdpError("the page's DOM could not be read (a script kept it busy)");
-    return { html: result.result.value, subrequests, refused, timedOut };
+    return { html: result.result.value, subrequests, refused, timedOut, phases };
   } finally {
     abort.abort(new Error("rendered"));
     input.signal.removeEventListener("abort", onOuterAbort);
     for (const stop of stopListening) stop();
     await cdp.send("Target.disposeBrowserContext", { browserContextId }).catch(() => {});
+    if (readAt > 0) phases.readMs = performance.now() - readAt;
   }
 }
 
