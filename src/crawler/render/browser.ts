@@ -65,6 +65,8 @@ export class Browser {
   private running: Promise<Running> | null = null;
   /** The browser `running` resolved to, once it has started. */
   private current: Running | null = null;
+  /** Browsers being retired: stopped when their tabs are done, or at close(). */
+  private readonly retiring = new Set<Running>();
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   /** Browser starts, for tests and the report. */
@@ -110,12 +112,15 @@ export class Browser {
     running?.proc.kill("SIGKILL");
   }
 
+  /** Stops the browser, and any being retired without waiting for their tabs. */
   async close(): Promise<void> {
     const running = this.running;
     this.running = null;
     this.current = null;
+    const retiring = [...this.retiring];
+    this.retiring.clear();
     const r = await running?.catch(() => null);
-    if (r) await stop(r);
+    await Promise.all([...(r ? [r] : []), ...retiring].map(stop));
   }
 
   private slot(signal: AbortSignal): Promise<void> {
@@ -170,6 +175,7 @@ export class Browser {
   }
 
   private async retire(running: Running): Promise<void> {
+    this.retiring.add(running);
     // Tabs still rendering on it finish first (they hold the old connection); new ones start another
     // browser and are not waited for. A tab is bounded by the render timeout; 30 s is a backstop.
     if (running.inFlight > 0) {
@@ -179,7 +185,8 @@ export class Browser {
       await drained.promise;
       clearTimeout(backstop);
     }
-    await stop(running);
+    // close() may have stopped it meanwhile.
+    if (this.retiring.delete(running)) await stop(running);
   }
 
   private async launch(): Promise<Running> {

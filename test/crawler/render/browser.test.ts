@@ -74,6 +74,30 @@ describe.skipIf(chromium.skip !== undefined)("Browser", () => {
       await browser.close();
     }
   }, 60_000);
+
+  test("close() stops a browser being retired at once, its tabs still open (no browser outlives the process)", async () => {
+    const logs: string[] = [];
+    const browser = newBrowser(2, logs);
+    const never = new AbortController().signal;
+    const release = gate();
+    const started = gate();
+    let held: Cdp | undefined;
+    const tab = browser.withTab(never, async (cdp) => {
+      held = cdp;
+      started.resolve();
+      await release.promise;
+    });
+    await started.promise;
+    await browser.withTab(never, async () => {});
+    expect(logs).toEqual(["restarting the browser: 2 pages rendered"]);
+    const closed = new Promise<number>((resolve) => held!.onClose(() => resolve(performance.now())));
+    const closing = performance.now();
+    await browser.close();
+    const closedAt = await Promise.race([closed, Bun.sleep(10_000).then(() => Number.NaN)]);
+    expect(closedAt - closing).toBeLessThan(5_000);
+    release.resolve();
+    await tab;
+  }, 60_000);
 });
 
 describe("treeRss", () => {
