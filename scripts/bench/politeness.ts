@@ -24,9 +24,8 @@ import {
   type Table,
   type Target,
 } from "./results.ts";
-import { BUN, startServer } from "./servers.ts";
 import { generateSite } from "./site.ts";
-import type { Counts } from "./static-server.ts";
+import { serveSite } from "./site-server.ts";
 import { PEERS_DIR, type Tool } from "./tools.ts";
 
 /** The site's limit: request arrivals in any one second. */
@@ -257,6 +256,7 @@ async function spawnCrawl(ctx: Context, argv: string[], cwd: string, env?: Recor
 
 interface CrawlReportJson {
   url_count?: number;
+  pages_crawled?: number;
   excluded?: Record<string, number>;
   politeness?: { throttled: number; retries: number; paused_ms: number; max_concurrency: number };
 }
@@ -544,8 +544,8 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
   const pages = ctx.plan.sitePages[0]!;
   const dir = join(ctx.workDir, `politeness-site-${pages}`);
   generateSite(dir, pages);
-  const site = await startServer([BUN, join(import.meta.dir, "static-server.ts"), dir], ctx.workDir, CORES.load, 180_000);
-  const { control } = JSON.parse(site.line) as { control: string };
+  const served = await serveSite(ctx, dir, `politeness-${pages}`);
+  const site = served.timing;
   const limit = ctx.plan.crawlLimitSeconds;
   const variants = {
     defaults: [] as string[],
@@ -561,7 +561,6 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
       const order: Variant[] = r % 2 === 0 ? ["defaults", "off"] : ["off", "defaults"];
       for (const variant of order) {
         ctx.log(`politeness: loopback ${pages} pages, run ${r + 1}/${ctx.plan.runs}: ${variant}`);
-        await fetch(`${control}/reset`);
         const out = join(ctx.workDir, `politeness-loopback-${Date.now()}.xml`);
         const argv = [
           ctx.binaries.genapi,
@@ -570,6 +569,7 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
           "--output",
           out,
           "--quiet",
+          "--json",
           "--max-pages",
           String(MAX_PAGES),
           "--crawl-timeout",
@@ -577,19 +577,18 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
           ...variants[variant],
         ];
         const result = await spawnCrawl(ctx, argv, ctx.workDir);
-        const counts = (await (await fetch(`${control}/stats`)).json()) as Counts;
-        const span = (counts.lastPageAt - counts.firstPageAt) / 1000;
+        const crawled = reportOf(result.stderr)?.pages_crawled ?? 0;
         measured[variant].push({
-          pagesPerSecond: counts.pages > 1 && span > 0 ? (counts.pages - 1) / span : Number.NaN,
-          pages: counts.pages,
+          pagesPerSecond: crawled / result.wallSeconds,
+          pages: crawled,
           wallSeconds: result.wallSeconds,
           cpuSeconds: result.cpuSeconds,
-          error: result.code === 0 && counts.pages === pages ? undefined : `exit code ${result.code}, ${counts.pages} pages`,
+          error: result.code === 0 && crawled === pages ? undefined : `exit code ${result.code}, ${crawled} pages`,
         });
       }
     }
   } finally {
-    await site.stop();
+    await served.stop();
   }
   const rates = (v: Variant) => measured[v].map((m) => (m.error ? Number.NaN : m.pagesPerSecond));
   const perRun = summarize(ratios(rates("defaults"), rates("off")).filter(Number.isFinite));
@@ -608,7 +607,7 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
     );
   };
   const size = `${pages.toLocaleString("en-US")} pages`;
-  const base = `taskset -c ${CORES.server} genapi crawl http://127.0.0.1:$SITE/ --output $OUT/sitemap.xml --quiet --max-pages ${MAX_PAGES}`;
+  const base = `taskset -c ${CORES.server} genapi crawl http://127.0.0.1:$SITE/ --output $OUT/sitemap.xml --quiet --json --max-pages ${MAX_PAGES}`;
   return {
     table: {
       title: `The ${size} site on loopback: politeness at its defaults and switched off`,
@@ -618,7 +617,7 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
         line("switched off (--host-concurrency 64)", "off", `${base} --host-concurrency 64`),
       ],
       notes: [
-        "The crawl section's synthetic site (scripts/bench/site.ts), served by scripts/bench/static-server.ts on the other core (the crawl section's server is being moved to nginx elsewhere; this one stays on the Bun server until then). pages/s: HTML pages the site served over the time from the first to the last of them. CPU s per 1k pages: user + system time of the whole `genapi crawl` process over the pages it fetched.",
+        `The crawl section's synthetic site (scripts/bench/site.ts), served as the crawl section serves it: ${served.description}. pages/s: the pages genapi crawl's --json report says it fetched over the process's wall time (start-up included). CPU s per 1k pages: user + system time of the whole \`genapi crawl\` process over those pages.`,
         "defaults ÷ off: per run (the two crawls back to back, alternating which goes first), then median, min and max. --host-concurrency 64, the most the flag allows, lets the crawl have up to 64 requests in flight: politeness switched off as far as a loopback crawl can tell.",
       ],
     },
