@@ -7,9 +7,12 @@
 // - A crawl that ends with throttled and failed pages says so: its summary line and its report.
 // - The synthetic 10,000-page site on loopback, politeness at its defaults against the same build
 //   with it switched off (--host-concurrency 64): the contract's "at least 0.9x".
+// - What the limiter costs a request, alone and sharing the host through SQLite and PostgreSQL
+//   (limiter-cost.ts, in this process).
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Context } from "./context.ts";
+import { limiterCost } from "./limiter-cost.ts";
 import { CORES, pinned, run, settlesWithin, which } from "./proc.ts";
 import { type RateLimitedSite, type SiteFigures, startRateLimitedSite } from "./rate-limited-site.ts";
 import {
@@ -101,6 +104,17 @@ export async function politenessBench(ctx: Context): Promise<SectionResult> {
   // 3. The loopback site, politeness at its defaults and switched off.
   const loopback = await loopbackBench(ctx);
 
+  // 4. What the limiter costs a request, alone and through each store.
+  ctx.log("politeness: the limiter's cost a request");
+  const cost = await limiterCost(ctx, pages * 50).catch(
+    (error: Error): Table => ({
+      title: "What the per-host limiter costs a request",
+      columns: [],
+      rows: [missing("limiter", "failed", error.message)],
+      notes: [],
+    }),
+  );
+
   const checks: Check[] = [];
   if (genapiRun !== undefined) {
     const reported = reportOf(genapiRun.stderr)?.politeness?.throttled;
@@ -178,7 +192,7 @@ export async function politenessBench(ctx: Context): Promise<SectionResult> {
   return {
     id: "politeness",
     title: "Politeness toward crawled sites",
-    tables: [rateTable, summaryCheck.table, loopback.table],
+    tables: [rateTable, summaryCheck.table, loopback.table, cost],
     checks,
     targets,
     seconds: (performance.now() - started) / 1000,
