@@ -1,8 +1,15 @@
 // One job's crawl: the shared engine (runCrawl) over a store-backed state, with the job's options
 // as its limits and whatever time --job-timeout leaves after earlier attempts.
-import { type CrawlDeps, crawlErrorAnswer, defaultCrawlLimits, runCrawl } from "../crawler/index.ts";
+import {
+  type CrawlConnection,
+  type CrawlDeps,
+  crawlErrorAnswer,
+  defaultCrawlLimits,
+  type PolitenessReport,
+  runCrawl,
+} from "../crawler/index.ts";
 import { credentialsUnreadable, type JobCredentials } from "./job-credentials.ts";
-import type { ClaimedJob, JobStore } from "./job-store.ts";
+import type { ClaimedJob, JobStore, PolitenessCounts } from "./job-store.ts";
 import type { CrawlEnd, JobControl } from "./runner.ts";
 import { defaultStoreStateOptions, StoreCrawlState, type StoreStateOptions } from "./store-crawl-state.ts";
 
@@ -22,11 +29,24 @@ export function createJobCrawl(deps: JobCrawlDeps) {
   return async (job: ClaimedJob, control: JobControl): Promise<CrawlEnd> => {
     const now = deps.crawl.now;
     const started = now();
+    // Politeness counts of the earlier attempts, carried in the crawl facts of each checkpoint with
+    // this attempt's added (read from its connection), and added to this attempt's report at the end.
+    const carried: PolitenessCounts = job.crawl?.politeness ?? { throttled: 0, retries: 0, paused_ms: 0 };
+    let connection: CrawlConnection | null = null;
+    const network = deps.crawl.fetch;
+    const crawlDeps: CrawlDeps =
+      typeof network === "function"
+        ? deps.crawl
+        : { ...deps.crawl, fetch: { config: network.config, open: (settings) => (connection = network.open(settings)) } };
     const state = new StoreCrawlState(
       deps.store,
       job.id,
       {
-        checkpoint: (batch) => deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, batch),
+        checkpoint: (batch) =>
+          deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, {
+            ...batch,
+            crawl: { ...batch.crawl, politeness: withCarried(connection?.politeness(), carried) },
+          }),
         lost: control.lost,
         retry: control.retry,
         elapsedMs: () => job.progress.elapsed_ms + now() - started,
@@ -57,17 +77,32 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       options.auth = auth;
     }
     try {
-      const run = await runCrawl(job.url, state, limits, deps.crawl, {
+      const run = await runCrawl(job.url, state, limits, crawlDeps, {
         signal: control.signal,
         crawl: options,
       });
       await state.flush();
-      return { ok: true, truncated: run.truncated, progress: state.progress(), politeness: run.politeness, render: run.render };
+      return {
+        ok: true,
+        truncated: run.truncated,
+        progress: state.progress(),
+        politeness: { ...run.politeness, ...withCarried(run.politeness, carried) },
+        render: run.render,
+      };
     } catch (error) {
       await state.flush().catch(() => {});
       const answer = crawlErrorAnswer(error, job.url);
       if (!answer) throw error;
       return { ok: false, error: answer, progress: state.progress() };
     }
+  };
+}
+
+/** This attempt's politeness counts (none before its first request) added to the earlier attempts'. */
+function withCarried(own: PolitenessReport | undefined, carried: PolitenessCounts): PolitenessCounts {
+  return {
+    throttled: carried.throttled + (own?.throttled ?? 0),
+    retries: carried.retries + (own?.retries ?? 0),
+    paused_ms: carried.paused_ms + (own?.paused_ms ?? 0),
   };
 }

@@ -1,7 +1,7 @@
 // What jobs need from the store, one interface for SQLite and PostgreSQL. The job row carries its
 // lifecycle and lease; the crawl's growing state (URLs seen and queued, entries listed) lives in
 // their own tables so a job survives its process and any instance can continue or serve it.
-import type { CrawlOptions, LinkFate, LinkRow } from "../crawler/index.ts";
+import type { CrawlOptions, LinkFate, LinkRow, PolitenessReport } from "../crawler/index.ts";
 import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
 
 /** A job as stored: the public fields plus what only the server sees. */
@@ -39,7 +39,15 @@ export interface CrawlFacts {
   queued: number;
   excluded: Record<string, number>;
   excludedExamples: Record<string, string[]>;
+  /**
+   * What politeness did to the attempts so far, up to this checkpoint: added to the next attempt's
+   * own, so that a resumed job reports every throttled answer, retry and pause. Absent before round 3.
+   */
+  politeness?: PolitenessCounts;
 }
+
+/** The counting part of a crawl's politeness report. */
+export type PolitenessCounts = Pick<PolitenessReport, "throttled" | "retries" | "paused_ms">;
 
 export interface NewJob {
   id: string;

@@ -610,4 +610,51 @@ describe("the report and the metric agree with the site", () => {
       await site.stop();
     }
   }, 45_000);
+
+  test("a job stopped by SIGTERM and finished by another process reports the throttled answers of both attempts", async () => {
+    // Throttled before the stop: /p1 to /p4 answer 429 once each (Retry-After: 0), early in the
+    // crawl; after it, the second process meets /p300 and /p301 once each. The state of the first
+    // attempt reaches the store with the hand-back's checkpoint.
+    const early = new Set(["/p1", "/p2", "/p3", "/p4"]);
+    const late = new Set(["/p300", "/p301"]);
+    let stopped = false;
+    const site = servePoliteSite({
+      pages: 400,
+      latencyMs: 15,
+      answer: (path, nth) =>
+        nth === 1 && (early.has(path) || (stopped && late.has(path)))
+          ? new Response("later", { status: 429, headers: { "retry-after": "0" } })
+          : undefined,
+    });
+    const store = sqliteStore();
+    const key = await createKey(store, "--daily-limit", "1000");
+    try {
+      const first = await start(store);
+      const created = await createJob(first, key, { url: `${site.url}/` });
+      expect(created.status).toBe(202);
+      const id = (await json(created)).data.id;
+      // Stopped once the early pages were asked again and answered (genapi slows down after them:
+      // a host that throttles its first few requests is taken to allow fewer than that a second).
+      const answered = (path: string) => site.visits.some((v) => v.path === path && v.status === 200);
+      await waitFor(() => [...early].every(answered), 20_000, "the early pages answered after their 429");
+      expect(await first.stop("SIGTERM")).toBe(0);
+      stopped = true;
+      const throttledBefore = site.visits.filter((v) => v.status === 429).length;
+      // The late pages are not reached before the stop (the crawl goes breadth first).
+      expect(site.visits.some((v) => late.has(v.path))).toBe(false);
+      expect(throttledBefore).toBe(4);
+
+      const second = await start(store);
+      const done = await waitForJob(second, key, id, undefined, ANSWER_WITHIN_MS);
+      expect(done.status).toBe("succeeded");
+      const throttled = site.visits.filter((v) => v.status === 429).length;
+      console.log(`SIGTERM and resume: the site answered ${throttled} 429s; politeness ${JSON.stringify(done.result.politeness)}`);
+      expect(throttled).toBe(6);
+      expect(done.result.url_count).toBe(400);
+      expect(done.result.politeness).toMatchObject({ throttled: 6, retries: 6 });
+      expect(await second.stop()).toBe(0);
+    } finally {
+      await site.stop();
+    }
+  }, 60_000);
 });
