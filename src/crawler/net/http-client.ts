@@ -11,7 +11,9 @@
 // written once the event loop has polled its socket (Pool.afterPoll), so bytes a server sent past a
 // response (a body longer than its Content-Length, a 204's body) end the connection instead of
 // answering the next request. Bytes sent after the next request was written are its answer: HTTP/1.1
-// cannot tell them apart, and they come from the server that answers it anyway.
+// cannot tell them apart. So a server seen sending bytes nobody asked for is not trusted with a
+// kept-alive connection again (its key's connections close after each response, DISTRUSTED_KEYS
+// remembered at most): late stray bytes then have no next request to be taken for.
 //
 // It is a drop-in for guarded-fetch.ts's `Send` with the semantics the crawler had from fetch
 // (redirect "manual", decompress, proxy false, tls.serverName): the URL's host is the IP literal the
@@ -76,6 +78,8 @@ const DEFAULTS: Required<HttpClientOptions> = {
 const MAX_INTERIM = 16;
 /** A chunk-size line with its extensions. */
 const MAX_CHUNK_LINE = 4096;
+/** Keys (scheme, address and port, TLS options) whose server sent stray bytes, remembered at most: they get no kept-alive connection. */
+const DISTRUSTED_KEYS = 1024;
 /** A stream body pauses the socket past this many unread bytes. */
 const STREAM_HIGH_WATER = 256 * 1024;
 const ACCEPT_ENCODING = "gzip, deflate, br";
@@ -157,6 +161,8 @@ class Pool {
   private readonly targets = new Map<string, Target>();
   /** Connections taken from the pool, waiting for a poll before their request is written. */
   private reserved: Connection[] = [];
+  /** Keys whose server sent bytes nobody asked for: their connections are not kept (insertion order: oldest first). */
+  private readonly distrusted = new Set<string>();
   private polling = false;
 
   constructor(readonly options: Required<HttpClientOptions>) {}
@@ -321,10 +327,14 @@ class Pool {
     return connection;
   }
 
-  /** A connection whose response ended cleanly: kept for its key, or closed when there are enough. */
+  /** A connection whose response ended cleanly: kept for its key, or closed when there are enough (or its server is distrusted). */
   release(connection: Connection): void {
     const key = connection.target.key;
     let list = this.idle.get(key);
+    if (this.distrusted.has(key)) {
+      connection.close();
+      return;
+    }
     if ((list !== undefined && list.length >= this.options.maxIdlePerKey) || this.idleCount >= this.options.maxIdle) {
       connection.close();
       return;
@@ -366,6 +376,14 @@ class Pool {
       for (const connection of batch) connection.afterPoll();
     });
   };
+
+  /** The server behind `key` sent stray bytes: no connection of it is kept alive from now on. */
+  distrust(key: string): void {
+    if (this.distrusted.has(key)) return;
+    if (this.distrusted.size >= DISTRUSTED_KEYS) this.distrusted.delete(this.distrusted.values().next().value!);
+    this.distrusted.add(key);
+    for (const connection of [...(this.idle.get(key) ?? [])]) connection.close();
+  }
 
   /** An idle connection that closed or misbehaved. */
   forget(connection: Connection): void {
@@ -635,6 +653,7 @@ class Connection {
     if (this.state !== State.Busy || this.pending === null || this.phase === Phase.Done) {
       // Bytes nobody asked for (a second response, a stray byte on an idle connection or on one taken
       // from the pool whose request is not written yet: afterPoll then sends the request elsewhere).
+      this.pool.distrust(this.target.key);
       this.destroy();
       return;
     }
@@ -645,7 +664,10 @@ class Connection {
       if (at < 0) return;
     }
     if (this.phase === Phase.Body) this.readBody(chunk, at);
-    else if ((this.phase as Phase) === Phase.Done && at < chunk.byteLength) this.destroy();
+    else if ((this.phase as Phase) === Phase.Done && at < chunk.byteLength) {
+      this.pool.distrust(this.target.key);
+      this.destroy();
+    }
   }
 
   /** Parses header sections from `chunk`; the offset of the body's first byte, or -1 when there is none yet. */
@@ -867,7 +889,10 @@ class Connection {
         }
         if (this.remaining === 0 && this.phase === Phase.Body) {
           // More than the response: the server sent something it was not asked for.
-          if (at + take < length) this.keepAlive = false;
+          if (at + take < length) {
+            this.keepAlive = false;
+            this.pool.distrust(this.target.key);
+          }
           this.bodyEnd();
         }
         return;
@@ -879,7 +904,11 @@ class Connection {
         this.readChunked(chunk, at);
         return;
       case Framing.None:
-        if (at < length) this.destroy();
+        // A body after a response that has none (204, 304, a 205's, HEAD's): nobody asked for it.
+        if (at < length) {
+          this.pool.distrust(this.target.key);
+          this.destroy();
+        }
         return;
     }
   }

@@ -76,10 +76,15 @@ test("205 with a body that never ends: the body is not read, the connection is c
   const res = await http.send(`${server.url}/endless`, {});
   expect([res.status, res.body]).toEqual([205, null]);
   expect(await until(() => server.connections[0]!.closed, 1000)).toBe(true);
+  // That server sent bytes nobody asked for: it gets a connection per request from now on.
+  expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
+  expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
+  expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/endless"], ["/empty"], ["/empty"]]);
   // An empty 205 leaves the connection to serve on.
-  expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
-  expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
-  expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/endless"], ["/empty", "/empty"]]);
+  const polite = rawServer((_, conn) => void send(conn, "HTTP/1.1 205 Reset Content\r\nContent-Length: 0\r\n\r\n"));
+  expect((await http.send(`${polite.url}/empty`, {})).status).toBe(205);
+  expect((await http.send(`${polite.url}/empty`, {})).status).toBe(205);
+  expect(polite.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/empty", "/empty"]]);
 });
 
 test("a body in 1-byte chunks costs a piece per socket read, not a piece per byte", async () => {
@@ -174,4 +179,28 @@ test.each([
   expect(await next.text()).toBe("real");
   expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/first"], ["/next"]]);
   expect(await until(() => server.connections[0]!.closed)).toBe(true);
+});
+
+test("a server seen sending stray bytes gets no kept-alive connection again: stray bytes that come late have no next request to answer", async () => {
+  // HTTP/1.1 cannot tell bytes sent after the next request was written from its answer. Once a
+  // server has sent bytes nobody asked for, each later request to it goes on a connection of its
+  // own, closed after its response.
+  const server = rawServer(
+    ({ target }, conn) =>
+      void send(
+        conn,
+        target === "/first" ? "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nonestray" : "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal",
+      ),
+  );
+  const http = client();
+  expect(await (await http.send(`${server.url}/first`, {})).text()).toBe("one");
+  for (const path of ["/a", "/b", "/c"]) {
+    expect(await (await http.send(`${server.url}${path}`, {})).text()).toBe("real");
+    expect(http.stats().idle).toBe(0);
+  }
+  expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/first"], ["/a"], ["/b"], ["/c"]]);
+  // Another server on the same client keeps its connection alive.
+  const other = rawServer((_, conn) => void send(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+  for (let i = 0; i < 3; i++) expect(await (await http.send(`${other.url}/x`, {})).text()).toBe("ok");
+  expect(other.connections).toHaveLength(1);
 });
