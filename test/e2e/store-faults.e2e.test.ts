@@ -2,7 +2,7 @@
 // lock, a read-only or corrupted file, and --db values that cannot be opened (issue 10, defects 3, 4, 6).
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, ensureBinary, generate, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
@@ -81,8 +81,23 @@ describe("another process holds the SQLite write lock", () => {
 
 /** Starts `genapi serve` as the unprivileged user `nobody` (the tests run as root on CI). */
 async function startAsNobody(dbPath: string): Promise<RunningBinary> {
-  const binary = await ensureBinary();
-  return startBinary({ dbPath, wrapper: ["runuser", "-u", "nobody", "--", binary] });
+  return startBinary({ dbPath, wrapper: ["runuser", "-u", "nobody", "--", await binaryForNobody()] });
+}
+
+let forNobody: string | undefined;
+/**
+ * The executable where `nobody` may run it: a copy in a directory of its own that anyone may enter
+ * (the checkout may sit under a directory only root can, as a clone in a mktemp directory does).
+ */
+async function binaryForNobody(): Promise<string> {
+  if (forNobody !== undefined) return forNobody;
+  const dir = tempDir("genapi-nobody-");
+  chmodSync(dir, 0o755);
+  const copy = join(dir, "genapi");
+  copyFileSync(await ensureBinary(), copy);
+  chmodSync(copy, 0o755);
+  forNobody = copy;
+  return copy;
 }
 
 /**
@@ -122,7 +137,7 @@ describe("/readyz and requests tell whether the database takes writes", () => {
       expect(ready.status).toBe(503);
       expect(await ready.json()).toEqual({ status: "database unavailable" });
       await expectStoreRefusal(server, key, "Service temporarily unavailable: the database is read-only.");
-      const binary = await ensureBinary();
+      const binary = await binaryForNobody();
       const cli = Bun.spawnSync(["runuser", "-u", "nobody", "--", binary, "keys", "create", "--name", "more", "--db", dbPath]);
       expect(cli.exitCode).toBe(1);
       expect(cli.stdout.toString()).toBe("");
@@ -202,7 +217,7 @@ describe("a --db that cannot be opened: one stderr line naming it, exit 1", () =
   test.skipIf(!isRoot)("a read-only directory, as an unprivileged user: serve and keys create", async () => {
     const dir = tempDir();
     chmodSync(dir, 0o555);
-    const binary = await ensureBinary();
+    const binary = await binaryForNobody();
     for (const command of [
       ["serve", "--port", "0"],
       ["keys", "create", "--name", "x"],

@@ -343,10 +343,13 @@ class HostGate {
     if (this.renewing !== null) return;
     const busy = this.queue.length > 0 || this.inFlight > 0;
     if (!busy) {
-      if (this.slots > 0 && this.idleSince > 0 && now - this.idleSince >= IDLE_RELEASE_MS) {
+      if (this.idleSince > 0 && now - this.idleSince >= IDLE_RELEASE_MS) {
+        // Idle long enough: give the slots back (a claim that got none leaves a row too). Nothing is
+        // left to wake for; with idleSince set, pump would set the release timer again, at once, forever.
+        this.idleSince = 0;
+        if (this.slots > 0 || this.renewedAt !== 0) this.coordinator!.release(this.host).catch(() => {});
         this.slots = 0;
         this.renewedAt = 0;
-        this.coordinator!.release(this.host).catch(() => {});
         this.onIdle(this);
       }
       return;

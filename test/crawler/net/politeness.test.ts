@@ -192,6 +192,36 @@ describe("processes sharing an SQLite store", () => {
   });
 });
 
+test("a host idle past its release time leaves nothing running: a process that crawled through a shared store exits", async () => {
+  // The gate released its slots and then set its release timer again, due at once, for ever: a
+  // timer a millisecond for every host a server had crawled, and a process that never ended.
+  const src = join(import.meta.dir, "../../../src");
+  const script = join(tempDir(), "crawl-once.ts");
+  await Bun.write(
+    script,
+    `import { crawlSite, createCrawlNetwork, defaultCrawlLimits, defaultCrawlOptions } from "${src}/crawler/index.ts";
+import { openDatabase } from "${src}/db/sqlite/database.ts";
+import { createSqliteHostLeases } from "${src}/db/sqlite/hosts.ts";
+import { sqliteMigrations } from "${src}/db/sqlite/migrations.ts";
+import { sqliteAccess } from "${src}/db/sqlite/store.ts";
+const db = openDatabase(process.argv[3], sqliteMigrations);
+const coordinator = createSqliteHostLeases(sqliteAccess(db), "a");
+const net = createCrawlNetwork({ policy: { allowPrivate: true, allowTargets: [] }, coordinator });
+const result = await crawlSite(process.argv[2], { ...defaultCrawlLimits, maxPages: 10 }, { fetch: net, now: Date.now, userAgent: "genapi/0.1.0" }, undefined, defaultCrawlOptions(10));
+console.log(result.entries.length);
+`,
+  );
+  const site = serve({ pages: 3 });
+  const child = Bun.spawn([process.execPath, script, `${site.url}/`, join(tempDir(), "genapi.db")], { stdout: "pipe", stderr: "pipe" });
+  const ended = await Promise.race([child.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
+  if (!ended) child.kill("SIGKILL");
+  expect({ ended, stdout: await new Response(child.stdout).text(), stderr: await new Response(child.stderr).text() }).toEqual({
+    ended: true,
+    stdout: "3\n",
+    stderr: "",
+  });
+}, 30_000);
+
 test("a host is its lower-cased name and port, the default port written out", () => {
   expect(hostOf("https://203.0.113.7/x", { Host: "Example.COM" })).toBe("example.com:443");
   expect(hostOf("http://203.0.113.7:8080/x", { Host: "example.com:8080" })).toBe("example.com:8080");
