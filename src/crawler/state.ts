@@ -161,8 +161,10 @@ export class MemoryCrawlState implements CrawlState {
         this.seen.add(link.url);
         recordExclusion(this.exclusions, link.excluded, link.example ?? link.url);
       } else if (this.size >= page.maxFrontier) {
-        // Not marked seen: another page may still queue it once there is room.
+        // Not marked seen: another page may still queue it once there is room. The link report
+        // counts its referrers meanwhile.
         dropped++;
+        this.links?.pending(link.url);
       } else {
         this.seen.add(link.url);
         this.frontier.push({ url: link.url, depth: link.depth });

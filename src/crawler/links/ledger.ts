@@ -71,9 +71,10 @@ export class LinkLedger implements LinkSource {
 
   private refer(url: string, from: string, followed: boolean): void {
     const known = this.rows.get(url);
-    // Met before and no row: it answered fine, or is never requested. Never met: a nofollow link
-    // (or one the full frontier dropped) that a later followed link may still queue.
-    if (known === undefined && this.seen(url)) return;
+    // No row for a followed link: it answered fine or is never requested (the state has marked every
+    // followed link seen, or pending when the full frontier dropped it), so no second look-up. A
+    // nofollow link never met may still be queued by a later followed link: it gets a row.
+    if (known === undefined && (followed || this.seen(url))) return;
     const row = known === undefined || known === PENDING ? this.row(url) : known;
     row.referrerCount++;
     addReferrer(row.referrers, from);

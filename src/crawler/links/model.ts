@@ -127,7 +127,12 @@ export interface LinkCounts {
 
 /** Adds `url` to the sorted `referrers` (at most MAX_REFERRERS, the smallest kept, each once); the count is the caller's. */
 export function addReferrer(referrers: string[], url: string): void {
-  if (referrers.length === MAX_REFERRERS && url >= referrers[MAX_REFERRERS - 1]!) return;
+  const last = referrers.length - 1;
+  if (last < 0 || url > referrers[last]!) {
+    // After every one kept (the usual case: pages are met roughly in order): appended, if there is room.
+    if (last < MAX_REFERRERS - 1) referrers.push(url);
+    return;
+  }
   let at = referrers.length;
   while (at > 0 && referrers[at - 1]! > url) at--;
   if (at > 0 && referrers[at - 1] === url) return;
