@@ -195,7 +195,8 @@ async function jobRun(ctx: Context, url: string, pages: number, args: string[], 
         seconds: (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000,
         peak,
         rendered: job.result.render?.pages_rendered,
-        browserStarts: browserStarts(await Bun.file(log).text()),
+        // genapi says so on stderr (stdout is the request log).
+        browserStarts: browserStarts(await Bun.file(`${log}.err`).text()),
       };
     }
   } finally {
