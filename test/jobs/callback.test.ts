@@ -11,23 +11,7 @@ import { newJobId } from "../../src/jobs/job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 
 test("a callback whose name now resolves to a private address is not sent; the log says the guard refused it", async () => {
-  const db = new Database(":memory:", { strict: true });
-  migrate(db, sqliteMigrations);
-  const direct = async <T>(fn: (d: Database) => T) => fn(db);
-  const store = createSqliteJobStore({ read: direct, write: direct });
-  const id = newJobId();
-  await store.create(
-    {
-      id,
-      keyId: 1,
-      url: "https://site.example.test/",
-      options: defaultCrawlOptions(10),
-      callbackUrl: "https://hooks.rebind.test/hook",
-      callbackSecret: "s3cret",
-      createdAt: "x",
-    },
-    10,
-  );
+  const { store, id } = await jobWithCallback("https://hooks.rebind.test/hook");
   const logged: string[] = [];
   let sent = 0;
   let lookups = 0;
@@ -56,23 +40,7 @@ test("a callback whose name now resolves to a private address is not sent; the l
 });
 
 test("a callback that keeps failing is tried 4 times, and the log says 4", async () => {
-  const db = new Database(":memory:", { strict: true });
-  migrate(db, sqliteMigrations);
-  const direct = async <T>(fn: (d: Database) => T) => fn(db);
-  const store = createSqliteJobStore({ read: direct, write: direct });
-  const id = newJobId();
-  await store.create(
-    {
-      id,
-      keyId: 1,
-      url: "https://site.example.test/",
-      options: defaultCrawlOptions(10),
-      callbackUrl: "https://hooks.public.test/hook",
-      callbackSecret: "s3cret",
-      createdAt: "x",
-    },
-    10,
-  );
+  const { store, id } = await jobWithCallback("https://hooks.public.test/hook");
   const logged: string[] = [];
   let sent = 0;
   const notify = createNotifier({
@@ -92,3 +60,22 @@ test("a callback that keeps failing is tried 4 times, and the log says 4", async
   expect(sent).toBe(4);
   expect(logged).toEqual([`job ${id}: callback not delivered after 4 tries (HTTP 503)`]);
 });
+
+/** A job store in memory holding one job with `callbackUrl`. */
+async function jobWithCallback(callbackUrl: string) {
+  const db = new Database(":memory:", { strict: true });
+  migrate(db, sqliteMigrations);
+  const direct = async <T>(fn: (d: Database) => T) => fn(db);
+  const store = createSqliteJobStore({ read: direct, write: direct });
+  const id = newJobId();
+  const job = {
+    id,
+    keyId: 1,
+    url: "https://site.example.test/",
+    options: defaultCrawlOptions(10),
+    callbackSecret: "s3cret",
+    createdAt: "x",
+  };
+  await store.create({ ...job, callbackUrl }, 10);
+  return { store, id };
+}
