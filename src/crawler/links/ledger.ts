@@ -1,11 +1,13 @@
 // The link report's rows in memory, for the memory crawl state (POST /api/generate, `genapi
 // crawl`). A row exists only while a URL may still be reported (model.ts): from when it is queued or
 // claimed until it answers fine, for good when it answers badly, and for every sitemap URL. A URL
-// queued with no referrer yet costs a map entry and no row object (PENDING).
+// queued with no referrer yet costs a map entry and no row object (PENDING). A row's referrers are
+// gathered unsorted and put in the report's form (the 5 smallest, sorted) when the report reads
+// them (model.ts, gatherReferrer): most rows are thrown away unread.
 //
 // Its cost, measured on the 10,000-page bench site beside the same crawl without the report (CPU per
 // page and peak RSS): notes/link-report.md.
-import { addReferrer, LISTED, type LinkFacts, type LinkRow } from "./model.ts";
+import { gatherReferrer, keepSmallest, LISTED, type LinkFacts, type LinkRow } from "./model.ts";
 import type { LinkSource } from "./report.ts";
 
 /** Queued or claimed, not answered yet, no referrer so far. */
@@ -75,16 +77,20 @@ export class LinkLedger implements LinkSource {
     // followed link seen, or pending when the full frontier dropped it), so no second look-up. A
     // nofollow link never met may still be queued by a later followed link: it gets a row.
     if (known === undefined && (followed || this.seen(url))) return;
-    const row = known === undefined || known === PENDING ? this.row(url) : known;
-    row.referrerCount++;
-    addReferrer(row.referrers, from);
-    if (followed) row.followed = true;
+    if (known === undefined || known === PENDING) {
+      // Its first referrer (for most URLs the page that queued it): a row with it, no second look-up.
+      this.rows.set(url, newRow(url, from, followed));
+      return;
+    }
+    known.referrerCount++;
+    gatherReferrer(known.referrers, from);
+    if (followed) known.followed = true;
   }
 
   private row(url: string): LinkRow {
     const known = this.rows.get(url);
     if (known !== undefined && known !== PENDING) return known;
-    const row: LinkRow = { url, referrerCount: 0, referrers: [], followed: false, fate: null, sitemap: null, outcome: null };
+    const row = newRow(url, null, false);
     this.rows.set(url, row);
     return row;
   }
@@ -95,6 +101,7 @@ export class LinkLedger implements LinkSource {
       const sitemap: LinkRow[] = [];
       for (const row of this.rows.values()) {
         if (row === PENDING) continue;
+        keepSmallest(row.referrers);
         if (row.fate !== null && row.referrerCount > 0) linked.push(row);
         if (row.sitemap !== null) sitemap.push(row);
       }
@@ -120,6 +127,12 @@ export class LinkLedger implements LinkSource {
   async sitemapRows(after: string | null, limit: number): Promise<LinkRow[]> {
     return page(this.lists().sitemap, after, limit);
   }
+}
+
+/** A row of `url`, with its first referrer if there is one. */
+function newRow(url: string, referrer: string | null, followed: boolean): LinkRow {
+  const referrers = referrer === null ? [] : [referrer];
+  return { url, referrerCount: referrers.length, referrers, followed, fate: null, sitemap: null, outcome: null };
 }
 
 /** The rows after `after` (binary search: the list is sorted by url), at most `limit`. */

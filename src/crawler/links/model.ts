@@ -125,19 +125,49 @@ export interface LinkCounts {
   sitemap_error_count: number;
 }
 
-/** Adds `url` to the sorted `referrers` (at most MAX_REFERRERS, the smallest kept, each once); the count is the caller's. */
+/**
+ * Adds `url` to the sorted `referrers` (at most MAX_REFERRERS, the smallest kept, each once); the
+ * count is the caller's. It runs for most links of a crawl with link_report, so it allocates
+ * nothing: an insertion shifts the larger ones up in place (a splice allocated the array of what it
+ * removed, half the calls on the bench site, where pages come in breadth-first, not sorted, order).
+ */
 export function addReferrer(referrers: string[], url: string): void {
-  const last = referrers.length - 1;
-  if (last < 0 || url > referrers[last]!) {
-    // After every one kept (the usual case: pages are met roughly in order): appended, if there is room.
-    if (last < MAX_REFERRERS - 1) referrers.push(url);
+  let at = referrers.length;
+  // After every one kept (pages met in order): appended if there is room, else not kept.
+  if (at === 0 || url > referrers[at - 1]!) {
+    if (at < MAX_REFERRERS) referrers.push(url);
     return;
   }
-  let at = referrers.length;
   while (at > 0 && referrers[at - 1]! > url) at--;
   if (at > 0 && referrers[at - 1] === url) return;
-  referrers.splice(at, 0, url);
-  if (referrers.length > MAX_REFERRERS) referrers.pop();
+  // url goes at `at`: the last one moves out, or to a new slot while there is room.
+  const last = referrers.length - 1;
+  if (referrers.length < MAX_REFERRERS) referrers.push(referrers[last]!);
+  for (let i = last; i > at; i--) referrers[i] = referrers[i - 1]!;
+  referrers[at] = url;
+}
+
+/**
+ * Adds `url` to a referrer buffer kept unsorted (the memory ledger's rows): pushed as it comes, put
+ * in order only when the buffer reaches 2 x MAX_REFERRERS and when the report reads it
+ * (keepSmallest). Most rows are thrown away once their URL answers fine, so most referrers are
+ * never compared: on the bench site, pages come in breadth-first order and half of the in-order
+ * insertions of addReferrer shifted the list.
+ */
+export function gatherReferrer(buffer: string[], url: string): void {
+  if (buffer.push(url) === 2 * MAX_REFERRERS) keepSmallest(buffer);
+}
+
+/** Puts `referrers` in the form addReferrer keeps: sorted, each once, the smallest MAX_REFERRERS. */
+export function keepSmallest(referrers: string[]): string[] {
+  referrers.sort();
+  let kept = 0;
+  for (const url of referrers) {
+    if (kept === MAX_REFERRERS) break;
+    if (kept === 0 || referrers[kept - 1] !== url) referrers[kept++] = url;
+  }
+  referrers.length = kept;
+  return referrers;
 }
 
 /** The smallest MAX_REFERRERS of two sorted lists, without duplicates. */
