@@ -519,10 +519,15 @@ class Crawl {
         excluded.push({ reason: page.exclusion, url });
         if (start !== undefined) this.startExclusion = page.exclusion;
       }
-      if (page.canonical !== null && page.canonical !== url) this.pushLink(links, page.canonical, depth);
+      if (page.canonical !== null && page.canonical !== url) {
+        const verdict = this.pushLink(links, page.canonical, depth);
+        if (verdict !== null) verdict.canonical = true;
+      }
       const followed: string[] | undefined = this.linkReport ? [] : undefined;
+      // ignore_query_params can make two of the page's links one: the link report counts it once.
+      const met = this.linkReport && this.options.ignore_query_params.length > 0 ? new Set<string>() : null;
       for (const link of page.links) {
-        const verdict = this.pushLink(links, link, depth + 1);
+        const verdict = this.pushLink(links, link, depth + 1, met);
         if (followed !== undefined && verdict !== null && verdict.excluded === undefined) followed.push(verdict.url);
       }
       for (const href of page.invalid) links.push(invalidLink(href, depth + 1));
@@ -536,13 +541,12 @@ class Crawl {
 
   /**
    * A page's links as the link report counts them: its followed links the crawl may request, each
-   * once, and its nofollow links that it would request if followed, less the followed ones. The
-   * page's links are unique already; only ignore_query_params can make two of them one.
+   * once (finish dedupes them when ignore_query_params can make two of them one), and its nofollow
+   * links that it would request if followed, less the followed ones.
    */
   private pageLinks(from: string, followed: string[], nofollowLinks: string[], depth: number): PageLinks {
-    const unique = this.options.ignore_query_params.length > 0 ? [...new Set(followed)] : followed;
-    if (nofollowLinks.length === 0) return { from, followed: unique, nofollow: [] };
-    const seen = new Set(unique);
+    if (nofollowLinks.length === 0) return { from, followed, nofollow: [] };
+    const seen = new Set(followed);
     const nofollow: string[] = [];
     for (const link of nofollowLinks) {
       const verdict = this.judgeLink(this.filter.strip(link), depth + 1);
@@ -550,7 +554,7 @@ class Crawl {
       seen.add(verdict.url);
       nofollow.push(verdict.url);
     }
-    return { from, followed: unique, nofollow };
+    return { from, followed, nofollow };
   }
 
   /**
@@ -580,8 +584,14 @@ class Crawl {
     return fates;
   }
 
-  private pushLink(links: LinkVerdict[], url: string, depth: number): LinkVerdict | null {
-    const verdict = this.judgeLink(this.filter.strip(url), depth);
+  /** Judges a link and adds its verdict to `links`, unless `met` (the URLs pushed so far) has it. */
+  private pushLink(links: LinkVerdict[], url: string, depth: number, met: Set<string> | null = null): LinkVerdict | null {
+    const stripped = this.filter.strip(url);
+    if (met !== null) {
+      if (met.has(stripped)) return null;
+      met.add(stripped);
+    }
+    const verdict = this.judgeLink(stripped, depth);
     if (verdict !== null) links.push(verdict);
     return verdict;
   }

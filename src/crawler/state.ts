@@ -27,7 +27,7 @@
 import { emptyExclusionReport, recordExclusion, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import type { SitemapEntry } from "./output/xml.ts";
 import { LinkLedger } from "./links/ledger.ts";
-import type { LinkFacts } from "./links/model.ts";
+import type { LinkFacts, SeenUrls } from "./links/model.ts";
 import type { LinkSource } from "./links/report.ts";
 
 export interface FrontierItem {
@@ -40,6 +40,8 @@ export interface FrontierItem {
 /** A link met on a page: queued unless seen; `excluded` counts it under that reason instead. */
 export interface LinkVerdict extends FrontierItem {
   excluded?: ExclusionReason;
+  /** The page's canonical URL: queued like a link, but not one of its links (no referrer for the link report). */
+  canonical?: true;
   /**
    * What the report shows for it, when not `url`: an `invalid` link is seen under a short key
    * (`url`), never as itself (it may be megabytes long), and shown as this text, cut.
@@ -105,7 +107,8 @@ export interface CrawlState {
 
 /** The whole state in memory: for crawls bounded by a page cap that a process holds easily. */
 export class MemoryCrawlState implements CrawlState {
-  private readonly seen = new Set<string>();
+  /** Seen URLs; with link_report the ledger, which counts each page's links as it dedupes them. */
+  private readonly seen: SeenUrls;
   private frontier: FrontierItem[] = [];
   private head = 0;
   /** Items taken and not recorded yet, with the URLs they claimed: both come back on resume. */
@@ -118,7 +121,8 @@ export class MemoryCrawlState implements CrawlState {
   private readonly links: LinkLedger | null;
 
   constructor(options: { linkReport?: boolean } = {}) {
-    this.links = options.linkReport ? new LinkLedger((url) => this.seen.has(url)) : null;
+    this.links = options.linkReport ? new LinkLedger() : null;
+    this.seen = this.links ?? new SeenSet();
   }
 
   async resume(): Promise<ResumePoint | null> {
@@ -146,7 +150,6 @@ export class MemoryCrawlState implements CrawlState {
     if (this.seen.has(url)) return false;
     this.seen.add(url);
     this.taken.get(by)?.push(url);
-    this.links?.pending(url);
     return true;
   }
 
@@ -154,21 +157,23 @@ export class MemoryCrawlState implements CrawlState {
     if (page.start !== undefined) this.start = page.start;
     if (page.done) this.taken.delete(page.done);
     for (const url of page.seen) this.seen.add(url);
+    // With link_report, the page counts as a referrer of each of its followed links (links/model.ts).
+    const from = page.linkFacts?.page?.from ?? null;
     let dropped = 0;
     for (const link of page.links) {
-      if (this.seen.has(link.url)) continue;
+      const referrer = from !== null && link.excluded === undefined && link.canonical === undefined ? from : null;
+      if (this.seen.meet(link.url, referrer)) continue;
       if (link.excluded !== undefined) {
-        this.seen.add(link.url);
+        this.seen.add(link.url, false);
         recordExclusion(this.exclusions, link.excluded, link.example ?? link.url);
       } else if (this.size >= page.maxFrontier) {
         // Not marked seen: another page may still queue it once there is room. The link report
         // counts its referrers meanwhile.
         dropped++;
-        this.links?.pending(link.url);
+        this.seen.drop(link.url, referrer);
       } else {
-        this.seen.add(link.url);
+        this.seen.add(link.url, true, referrer);
         this.frontier.push({ url: link.url, depth: link.depth });
-        this.links?.pending(link.url);
       }
     }
     if (page.entry) this.listed.push(page.entry);
@@ -196,6 +201,15 @@ export class MemoryCrawlState implements CrawlState {
   private get size(): number {
     return this.frontier.length - this.head;
   }
+}
+
+/** The seen set of a crawl without link_report. */
+class SeenSet extends Set<string> implements SeenUrls {
+  meet(url: string): boolean {
+    return this.has(url);
+  }
+
+  drop(): void {}
 }
 
 /** A record without link facts (a crawl's records carry them only with link_report). */

@@ -61,7 +61,8 @@ async function listed(state: CrawlState): Promise<string[]> {
 /**
  * A site for the link report: page i links to the next 5 pages, to a redirect to the page 7 further
  * on, to one of 13 broken pages, and (nofollow) to the page 6 further on and to 3 broken pages no
- * followed link reaches; page 0 also to a redirect loop and a robots-disallowed page. Its sitemap
+ * followed link reaches; page 0 also to a redirect loop and a robots-disallowed page; pages 7, 17, ...
+ * name /b0 canonical. Its sitemap
  * lists a fine page, a noindex one, a broken one, a redirect, an unlinked page and a disallowed one.
  */
 function linkSite(size: number, onRequest: (path: string) => Promise<void> | void = () => {}) {
@@ -85,7 +86,8 @@ function linkSite(size: number, onRequest: (path: string) => Promise<void> | voi
     if (!(i >= 0 && i < size)) return new Response("no", { status: 404 });
     const hrefs = [1, 2, 3, 4, 5].map((d) => `/p${(i + d) % size}`).concat(`/r${i}`, `/b${i % 13}`);
     if (i === 0) hrefs.push("/loop-a", "/private/x");
-    const meta = i % 10 === 3 ? '<meta name="robots" content="noindex">' : "";
+    // Pages 7, 17, ... name the broken /b0 canonical: not a link, so not among /b0's referrers.
+    const meta = i % 10 === 3 ? '<meta name="robots" content="noindex">' : i % 10 === 7 ? '<link rel="canonical" href="/b0">' : "";
     const nofollow = [`/p${(i + 6) % size}`, `/b${100 + (i % 3)}`].map((h) => `<a rel="nofollow" href="${h}">n</a>`).join("");
     return page(`${meta}${hrefs.map((h) => `<a href="${h}">x</a>`).join("")}${nofollow}`);
   };

@@ -5,49 +5,104 @@
 // gathered unsorted and put in the report's form (the 5 smallest, sorted) when the report reads
 // them (model.ts, gatherReferrer): most rows are thrown away unread.
 //
+// The ledger is also the state's seen set (SeenUrls): one map entry a URL, so that the look-up that
+// dedupes a page's link finds its row too. Kept apart, the two sets cost two look-ups a link; on
+// the 10,000-page bench site (20 links a page) the second one was the largest part of the report's
+// cost in a profile of genapi crawl.
+//
 // Its cost, measured on the 10,000-page bench site beside the same crawl without the report (CPU per
 // page and peak RSS): notes/link-report.md.
-import { gatherReferrer, keepSmallest, LISTED, type LinkFacts, type LinkRow } from "./model.ts";
+import { gatherReferrer, keepSmallest, LISTED, type LinkFacts, type LinkRow, type SeenUrls } from "./model.ts";
 import type { LinkSource } from "./report.ts";
 
-/** Queued or claimed, not answered yet, no referrer so far. */
-const PENDING = 0;
+/** Seen, nothing to report: answered fine, left out, or never to be requested. */
+const SEEN = 0;
+/** Seen and to be requested (queued or claimed), not answered yet, no referrer so far. */
+const PENDING = 1;
+/** Not seen (a full frontier dropped it; a later page may still queue it), no referrer so far. */
+const DROPPED = 2;
 
-export class LinkLedger implements LinkSource {
-  private readonly rows = new Map<string, LinkRow | typeof PENDING>();
-  private sorted: { linked: LinkRow[]; sitemap: LinkRow[] } | null = null;
+/** A URL that may still be reported, and whether the crawl has seen it. */
+interface Row extends LinkRow {
+  seen: boolean;
+}
+
+type Slot = typeof SEEN | typeof PENDING | typeof DROPPED | Row;
+
+function isSeen(slot: Slot | undefined): boolean {
+  return slot === SEEN || slot === PENDING || (typeof slot === "object" && slot.seen);
+}
+
+/**
+ * The memory state's seen set and its link report in one map, so a page's link costs one look-up
+ * for both: the state asks `meet` for each link it dedupes, and that counts the page as a referrer.
+ */
+export class LinkLedger implements LinkSource, SeenUrls {
+  private readonly slots = new Map<string, Slot>();
+  private sorted: { linked: Row[]; sitemap: Row[] } | null = null;
   /** Rows of sitemap URLs: without any, no outcome is looked up. */
   private sitemapUrls = 0;
 
-  /** `seen(url)`: the crawl has met the URL (queued, requested, or judged and left out). */
-  constructor(private readonly seen: (url: string) => boolean) {}
+  has(url: string): boolean {
+    return isSeen(this.slots.get(url));
+  }
 
-  /** A URL the crawl will request: links to it count from now on. */
-  pending(url: string): void {
-    if (!this.rows.has(url)) this.rows.set(url, PENDING);
+  meet(url: string, referrer: string | null): boolean {
+    const slot = this.slots.get(url);
+    if (!isSeen(slot)) return false;
+    if (referrer !== null && slot !== SEEN) this.refer(url, slot!, referrer, true);
+    return true;
+  }
+
+  add(url: string, pending = true, referrer: string | null = null): void {
+    const slot = this.slots.get(url);
+    if (typeof slot === "object") {
+      slot.seen = true;
+      if (referrer !== null) this.refer(url, slot, referrer, true);
+    } else if (slot === undefined || slot === DROPPED) {
+      this.slots.set(url, !pending ? SEEN : referrer === null ? PENDING : newRow(url, true, referrer, true));
+    }
+  }
+
+  drop(url: string, referrer: string | null): void {
+    const slot = this.slots.get(url);
+    if (slot === undefined) this.slots.set(url, referrer === null ? DROPPED : newRow(url, false, referrer, true));
+    else if (referrer !== null && slot !== SEEN) this.refer(url, slot, referrer, true);
+  }
+
+  delete(url: string): boolean {
+    const slot = this.slots.get(url);
+    if (slot === undefined) return false;
+    if (slot === SEEN) this.slots.delete(url);
+    else if (slot === PENDING) this.slots.set(url, DROPPED);
+    else if (typeof slot === "object") slot.seen = false;
+    return true;
   }
 
   /**
-   * One record's facts, after its links were queued (pending): sitemap seeds, the answers of its
-   * requests, the outcomes of the sitemap URLs among them (the URLs `excluded` with their reason,
-   * `listed` as LISTED), then the page's links.
+   * One record's facts, after the state met its links (`meet`, `add`, `drop`): sitemap seeds, the
+   * answers of its requests, the outcomes of the sitemap URLs among them (the URLs `excluded` with
+   * their reason, `listed` as LISTED), then the page's nofollow links. Its followed links were
+   * counted as the state met them (`facts.page.followed` is the job store's list of the same links).
    */
   apply(facts: LinkFacts, excluded: readonly { reason: string; url: string }[], listed: string | undefined): void {
     this.sorted = null;
-    for (const seed of facts.sitemap ?? []) {
-      const row = this.row(seed.url);
-      if (row.sitemap === null) this.sitemapUrls++;
-      row.sitemap ??= seed.sitemap;
-      if (seed.outcome !== undefined) row.outcome ??= seed.outcome;
-      if (seed.linked) row.followed = true;
+    if (facts.sitemap !== undefined) {
+      for (const seed of facts.sitemap) {
+        const row = this.row(seed.url);
+        if (row.sitemap === null) this.sitemapUrls++;
+        row.sitemap ??= seed.sitemap;
+        if (seed.outcome !== undefined) row.outcome ??= seed.outcome;
+        if (seed.linked) row.followed = true;
+      }
     }
     for (const { url, fate } of facts.fates) {
       if (fate.kind !== "ok") this.row(url).fate = fate;
       else {
-        const row = this.rows.get(url);
-        if (row === undefined) continue;
-        if (row !== PENDING && row.sitemap !== null) row.fate = null;
-        else this.rows.delete(url);
+        // Requested, so seen: a row stays only for a sitemap URL.
+        const slot = this.slots.get(url);
+        if (typeof slot === "object" && slot.sitemap !== null) slot.fate = null;
+        else if (slot !== undefined) this.slots.set(url, SEEN);
       }
     }
     if (this.sitemapUrls > 0) {
@@ -55,57 +110,60 @@ export class LinkLedger implements LinkSource {
       if (listed !== undefined) this.outcome(listed, LISTED);
     }
     const page = facts.page;
-    if (page) {
-      for (const url of page.followed) this.refer(url, page.from, true);
-      for (const url of page.nofollow) this.refer(url, page.from, false);
+    if (page !== undefined) {
+      for (const url of page.nofollow) {
+        // A nofollow link counts unless its URL is known fine or left out; one never met may still
+        // be queued by a later followed link.
+        const slot = this.slots.get(url);
+        if (slot === undefined) this.slots.set(url, newRow(url, false, page.from, false));
+        else if (slot !== SEEN) this.refer(url, slot, page.from, false);
+      }
     }
   }
 
-  /** Rows kept now (for tests of the memory bound). */
+  /** URLs that may still be reported, rows or not (for tests of the memory bound). */
   get size(): number {
-    return this.rows.size;
+    let kept = 0;
+    for (const slot of this.slots.values()) if (slot !== SEEN) kept++;
+    return kept;
   }
 
   private outcome(url: string, outcome: string): void {
-    const row = this.rows.get(url);
-    if (row !== undefined && row !== PENDING && row.sitemap !== null) row.outcome = outcome;
+    const slot = this.slots.get(url);
+    if (typeof slot === "object" && slot.sitemap !== null) slot.outcome = outcome;
   }
 
-  private refer(url: string, from: string, followed: boolean): void {
-    const known = this.rows.get(url);
-    // No row for a followed link: it answered fine or is never requested (the state has marked every
-    // followed link seen, or pending when the full frontier dropped it), so no second look-up. A
-    // nofollow link never met may still be queued by a later followed link: it gets a row.
-    if (known === undefined && (followed || this.seen(url))) return;
-    if (known === undefined || known === PENDING) {
-      // Its first referrer (for most URLs the page that queued it): a row with it, no second look-up.
-      this.rows.set(url, newRow(url, from, followed));
+  /** Counts `from` for the URL of `slot` (not SEEN): its first referrer makes its row. */
+  private refer(url: string, slot: Slot, from: string, followed: boolean): void {
+    if (typeof slot !== "object") {
+      this.slots.set(url, newRow(url, slot === PENDING, from, followed));
       return;
     }
-    known.referrerCount++;
-    gatherReferrer(known.referrers, from);
-    if (followed) known.followed = true;
+    slot.referrerCount++;
+    gatherReferrer(slot.referrers, from);
+    if (followed) slot.followed = true;
   }
 
-  private row(url: string): LinkRow {
-    const known = this.rows.get(url);
-    if (known !== undefined && known !== PENDING) return known;
-    const row = newRow(url, null, false);
-    this.rows.set(url, row);
+  /** The row of `url`, made if it has none (seen as far as the crawl has seen it). */
+  private row(url: string): Row {
+    const slot = this.slots.get(url);
+    if (typeof slot === "object") return slot;
+    const row = newRow(url, isSeen(slot), null, false);
+    this.slots.set(url, row);
     return row;
   }
 
-  private lists() {
+  private lists(): { linked: Row[]; sitemap: Row[] } {
     if (this.sorted === null) {
-      const linked: LinkRow[] = [];
-      const sitemap: LinkRow[] = [];
-      for (const row of this.rows.values()) {
-        if (row === PENDING) continue;
+      const linked: Row[] = [];
+      const sitemap: Row[] = [];
+      for (const row of this.slots.values()) {
+        if (typeof row !== "object") continue;
         keepSmallest(row.referrers);
         if (row.fate !== null && row.referrerCount > 0) linked.push(row);
         if (row.sitemap !== null) sitemap.push(row);
       }
-      const byUrl = (a: LinkRow, b: LinkRow) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
+      const byUrl = (a: Row, b: Row) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
       this.sorted = { linked: linked.sort(byUrl), sitemap: sitemap.sort(byUrl) };
     }
     return this.sorted;
@@ -118,8 +176,8 @@ export class LinkLedger implements LinkSource {
   async fates(urls: readonly string[]): Promise<Map<string, NonNullable<LinkRow["fate"]>>> {
     const found = new Map<string, NonNullable<LinkRow["fate"]>>();
     for (const url of urls) {
-      const row = this.rows.get(url);
-      if (row !== undefined && row !== PENDING && row.fate !== null) found.set(url, row.fate);
+      const row = this.slots.get(url);
+      if (typeof row === "object" && row.fate !== null) found.set(url, row.fate);
     }
     return found;
   }
@@ -130,9 +188,9 @@ export class LinkLedger implements LinkSource {
 }
 
 /** A row of `url`, with its first referrer if there is one. */
-function newRow(url: string, referrer: string | null, followed: boolean): LinkRow {
+function newRow(url: string, seen: boolean, referrer: string | null, followed: boolean): Row {
   const referrers = referrer === null ? [] : [referrer];
-  return { url, referrerCount: referrers.length, referrers, followed, fate: null, sitemap: null, outcome: null };
+  return { url, seen, referrerCount: referrers.length, referrers, followed, fate: null, sitemap: null, outcome: null };
 }
 
 /** The rows after `after` (binary search: the list is sorted by url), at most `limit`. */

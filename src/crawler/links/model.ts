@@ -33,7 +33,10 @@ export interface FateRecord {
 export interface PageLinks {
   /** The page: the URL it was read at. */
   from: string;
-  /** Links the crawl follows. */
+  /**
+   * Links the crawl follows: the record's links neither excluded nor canonical, which is how the
+   * memory state counts them as it meets them (SeenUrls); the job store's ledger reads this list.
+   */
   followed: readonly string[];
   /** `rel="nofollow"` links, or every link of a nofollow page: referrers all the same. */
   nofollow: readonly string[];
@@ -78,6 +81,23 @@ export interface LinkRow {
   sitemap: string | null;
   /** For a sitemap URL: LISTED, or the exclusion reason it ended under; null until known. */
   outcome: string | null;
+}
+
+/**
+ * A memory crawl state's seen set, as the link report counts referrers in it: a plain set of URLs
+ * without link_report, the LinkLedger (ledger.ts) with it, where a page's link costs one look-up for
+ * both. `referrer` is the page a link counts for (null: not one of a page's followed links).
+ */
+export interface SeenUrls {
+  has(url: string): boolean;
+  /** A link met on a page: whether its URL is seen; if so, `referrer` is counted for it. */
+  meet(url: string, referrer: string | null): boolean;
+  /** Marks `url` seen: to be requested (`pending`: its answer is to come) or not, counting `referrer`. */
+  add(url: string, pending?: boolean, referrer?: string | null): void;
+  /** A link to `url` dropped unseen by a full frontier: `referrer` counts, a later page may queue it. */
+  drop(url: string, referrer: string | null): void;
+  /** Forgets that `url` was seen (a claim made void on resume); what the report holds of it stays. */
+  delete(url: string): boolean;
 }
 
 export interface BrokenLink {
