@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { BenchResults } from "../../scripts/bench/results.ts";
 import { SECTIONS } from "../../scripts/bench/sections.ts";
 import { generateSite } from "../../scripts/bench/site.ts";
+import { ensureBinary } from "../support/binary.ts";
 
 const root = join(import.meta.dir, "../..");
 
@@ -107,4 +108,24 @@ describe("bench harness, smoke mode", () => {
       expect(readFileSync(join(out, "docs/bench", file), "utf8")).toStartWith("<svg xmlns=");
     }
   }, 180_000); // About 35-40 s on a quiet 2-core machine before the politeness section (~25 s of Crawlee's and genapi's crawls of a throttling site), 100 s at a load average of 14; the margin is for other test files running beside it.
+});
+
+describe("the link report's cost alone (scripts/bench/link-report-cost.ts)", () => {
+  test("crawls the site with and without --link-report and prints each run and the ratios", async () => {
+    const binary = await ensureBinary();
+    const proc = Bun.spawn([process.execPath, "scripts/bench/link-report-cost.ts", "--binary", binary, "--pages", "60", "--runs", "2"], {
+      cwd: root,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^60 pages served by (nginx|bun); load /);
+    expect(lines.slice(1, 3).map((line) => line.replace(/[\d.]+/g, "N"))).toEqual([
+      "run N: CPU ms a page N without, N with (Nx); peak RSS MB N and N",
+      "run N: CPU ms a page N without, N with (Nx); peak RSS MB N and N",
+    ]);
+    expect(lines[3]).toMatch(/^with ÷ without, median of the runs: CPU a page [\d.]+x .* peak RSS [\d.]+x; goal 1\.1x;/);
+  }, 60_000);
 });
