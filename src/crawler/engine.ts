@@ -25,6 +25,7 @@ import { createUrlFilter, type UrlFilter } from "./filter.ts";
 import { normaliseUrl, originOf } from "./url/url.ts";
 import { fitSitemap, type SitemapEntry } from "./output/xml.ts";
 import {
+  isReferrerLink,
   LISTED,
   type FateRecord,
   type LinkFacts,
@@ -523,16 +524,12 @@ class Crawl {
         const verdict = this.pushLink(links, page.canonical, depth);
         if (verdict !== null) verdict.canonical = true;
       }
-      const followed: string[] | undefined = this.linkReport ? [] : undefined;
       // ignore_query_params can make two of the page's links one: the link report counts it once.
       const met = this.linkReport && this.options.ignore_query_params.length > 0 ? new Set<string>() : null;
-      for (const link of page.links) {
-        const verdict = this.pushLink(links, link, depth + 1, met);
-        if (followed !== undefined && verdict !== null && verdict.excluded === undefined) followed.push(verdict.url);
-      }
+      for (const link of page.links) this.pushLink(links, link, depth + 1, met);
       for (const href of page.invalid) links.push(invalidLink(href, depth + 1));
       truncated ||= page.linksDropped;
-      if (followed !== undefined) linkFacts = { fates, page: this.pageLinks(url, followed, page.nofollowLinks, depth) };
+      if (this.linkReport) linkFacts = { fates, page: this.pageLinks(url, links, page.nofollowLinks, depth) };
     }
     if (this.linkReport) linkFacts ??= { fates };
     if (start !== undefined) seen = [...seen, url];
@@ -540,13 +537,14 @@ class Crawl {
   }
 
   /**
-   * A page's links as the link report counts them: its followed links the crawl may request, each
-   * once (finish dedupes them when ignore_query_params can make two of them one), and its nofollow
-   * links that it would request if followed, less the followed ones.
+   * What the link report needs of a page beyond its record's links (whose followed ones it counts,
+   * once each: finish dedupes them when ignore_query_params can make two of them one): the page and
+   * its nofollow links that the crawl would request if followed, less the followed ones.
    */
-  private pageLinks(from: string, followed: string[], nofollowLinks: string[], depth: number): PageLinks {
-    if (nofollowLinks.length === 0) return { from, followed, nofollow: [] };
-    const seen = new Set(followed);
+  private pageLinks(from: string, links: readonly LinkVerdict[], nofollowLinks: string[], depth: number): PageLinks {
+    if (nofollowLinks.length === 0) return { from, nofollow: [] };
+    const seen = new Set<string>();
+    for (const link of links) if (isReferrerLink(link)) seen.add(link.url);
     const nofollow: string[] = [];
     for (const link of nofollowLinks) {
       const verdict = this.judgeLink(this.filter.strip(link), depth + 1);
@@ -554,7 +552,7 @@ class Crawl {
       seen.add(verdict.url);
       nofollow.push(verdict.url);
     }
-    return { from, followed, nofollow };
+    return { from, nofollow };
   }
 
   /**

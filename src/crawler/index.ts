@@ -56,6 +56,7 @@ export { crawlReport, type CrawlOutcome, type CrawlReport } from "./report.ts";
 export { NO_LINK_FACTS } from "./state.ts";
 export {
   addReferrer,
+  isReferrerLink,
   type BrokenLink,
   type FateRecord,
   type LinkCounts,

@@ -27,7 +27,7 @@
 import { emptyExclusionReport, recordExclusion, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import type { SitemapEntry } from "./output/xml.ts";
 import { LinkLedger } from "./links/ledger.ts";
-import type { LinkFacts, SeenUrls } from "./links/model.ts";
+import { isReferrerLink, type LinkFacts, type SeenUrls } from "./links/model.ts";
 import type { LinkSource } from "./links/report.ts";
 
 export interface FrontierItem {
@@ -161,7 +161,7 @@ export class MemoryCrawlState implements CrawlState {
     const from = page.linkFacts?.page?.from ?? null;
     let dropped = 0;
     for (const link of page.links) {
-      const referrer = from !== null && link.excluded === undefined && link.canonical === undefined ? from : null;
+      const referrer = from !== null && isReferrerLink(link) ? from : null;
       if (this.seen.meet(link.url, referrer)) continue;
       if (link.excluded !== undefined) {
         this.seen.add(link.url, false);

@@ -246,7 +246,7 @@ export class StoreCrawlState implements CrawlState {
     }
     for (const { reason, url } of page.excluded) recordExclusion(this.report_, reason, url);
     if (page.truncated || dropped > 0) facts.truncated = true;
-    if (this.links) await this.links.apply(page.linkFacts ?? NO_LINK_FACTS, page.excluded, page.entry?.loc, this.neverSeen);
+    if (this.links) await this.links.apply(page.linkFacts ?? NO_LINK_FACTS, page.links, page.excluded, page.entry?.loc, this.neverSeen);
     this.pendingPages++;
     this.lease.progress(this.progress());
     if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();

@@ -13,7 +13,7 @@
 // referrer would be.
 import { BloomFilter } from "./bloom.ts";
 import type { JobStore, LinkCheckpoint } from "./job-store.ts";
-import { addReferrer, type LinkFacts, LISTED } from "../crawler/index.ts";
+import { addReferrer, isReferrerLink, type LinkFacts, type LinkVerdict, LISTED } from "../crawler/index.ts";
 
 /** A URL's status in the cache: its links are counted (pending, bad, a sitemap URL) or not (fine). */
 const COUNTED = 1;
@@ -64,13 +64,15 @@ export class StoreLinkLedger {
   }
 
   /**
-   * One record's facts, after its links were queued, with the URLs it finished (`excluded` with
-   * their reason, `listed`): the outcomes of the sitemap URLs among them. `neverSeen(url)`: the
+   * One record's facts, after its links were queued (the page counts as the referrer of those
+   * isReferrerLink accepts), with the URLs it finished (`excluded` with their reason, `listed`): the
+   * outcomes of the sitemap URLs among them. `neverSeen(url)`: the
    * state knows the URL was never met (its Bloom filter says so), so it is new and counted without
    * asking the store.
    */
   async apply(
     facts: LinkFacts,
+    links: readonly LinkVerdict[],
     excluded: readonly { reason: string; url: string }[],
     listed: string | undefined,
     neverSeen: (url: string) => boolean,
@@ -104,15 +106,16 @@ export class StoreLinkLedger {
     if (!page) return;
     // Most links are decided here without allocating anything: counted at once, or known fine.
     let ask: string[] | undefined;
-    for (const url of page.followed) if (!this.decided(url, page.from, true, neverSeen)) ask = push(ask, url);
+    for (const link of links) if (isReferrerLink(link) && !this.decided(link.url, page.from, true, neverSeen)) ask = push(ask, link.url);
+    // The first `followed` URLs asked are followed links, the rest nofollow ones.
+    const followed = ask?.length ?? 0;
     for (const url of page.nofollow) if (!this.decided(url, page.from, false, neverSeen)) ask = push(ask, url);
     if (ask === undefined) return;
     const settled = await this.store.linksSettled(this.jobId, ask);
-    const followed = new Set(page.followed);
-    for (const url of ask) {
+    ask.forEach((url, i) => {
       this.remember(url, settled.has(url) ? FINE : COUNTED);
-      if (!settled.has(url)) this.count(url, page.from, followed.has(url));
-    }
+      if (!settled.has(url)) this.count(url, page.from, i < followed);
+    });
   }
 
   /**

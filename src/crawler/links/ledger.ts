@@ -83,7 +83,7 @@ export class LinkLedger implements LinkSource, SeenUrls {
    * One record's facts, after the state met its links (`meet`, `add`, `drop`): sitemap seeds, the
    * answers of its requests, the outcomes of the sitemap URLs among them (the URLs `excluded` with
    * their reason, `listed` as LISTED), then the page's nofollow links. Its followed links were
-   * counted as the state met them (`facts.page.followed` is the job store's list of the same links).
+   * counted as the state met them.
    */
   apply(facts: LinkFacts, excluded: readonly { reason: string; url: string }[], listed: string | undefined): void {
     this.sorted = null;

@@ -29,17 +29,21 @@ export interface FateRecord {
   fate: LinkFate;
 }
 
-/** A page's `<a>`/`<area>` links that the crawl may request (in scope, allowed), each once. */
+/**
+ * What the link report needs of a page beyond its record: the page, and its nofollow links. Its
+ * followed links are the record's `links` that are neither excluded nor its canonical
+ * (isReferrerLink): each state counts the page as their referrer from there.
+ */
 export interface PageLinks {
   /** The page: the URL it was read at. */
   from: string;
-  /**
-   * Links the crawl follows: the record's links neither excluded nor canonical, which is how the
-   * memory state counts them as it meets them (SeenUrls); the job store's ledger reads this list.
-   */
-  followed: readonly string[];
-  /** `rel="nofollow"` links, or every link of a nofollow page: referrers all the same. */
+  /** `rel="nofollow"` links, or every link of a nofollow page, that the crawl may request: referrers all the same. */
   nofollow: readonly string[];
+}
+
+/** Whether a link of a page's record counts the page as its referrer: followed, not left out, not the canonical. */
+export function isReferrerLink(link: { excluded?: string; canonical?: true }): boolean {
+  return link.excluded === undefined && link.canonical === undefined;
 }
 
 /** A page URL of the site's own sitemaps (sitemaps_from_robots), with the file that lists it. */
