@@ -32,7 +32,8 @@ async function crawl(argv: string[], url: string, dir: string, pages: number, re
   if ((await proc.exited) !== 0) throw new Error(`genapi crawl failed: ${stderr.slice(0, 300)}`);
   const usage = proc.resourceUsage()!;
   const cpuMs = (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000;
-  return { cpuMsPerPage: cpuMs / pages, peakRssMb: (usage.maxRSS * 1024) / 1e6 };
+  // maxRSS is in bytes (getrusage gives KiB; Bun converts).
+  return { cpuMsPerPage: cpuMs / pages, peakRssMb: usage.maxRSS / 1e6 };
 }
 
 /** Samples by function (name, source file and line) of one `bun --cpu-prof` crawl. */
