@@ -57,6 +57,7 @@ export class LinkLedger implements LinkSource, SeenUrls {
   add(url: string, pending = true, referrer: string | null = null): void {
     const slot = this.slots.get(url);
     if (typeof slot === "object") {
+      if (slot.seen) return;
       slot.seen = true;
       if (referrer !== null) this.refer(url, slot, referrer, true);
     } else if (slot === undefined || slot === DROPPED) {
@@ -72,7 +73,7 @@ export class LinkLedger implements LinkSource, SeenUrls {
 
   delete(url: string): boolean {
     const slot = this.slots.get(url);
-    if (slot === undefined) return false;
+    if (!isSeen(slot)) return false;
     if (slot === SEEN) this.slots.delete(url);
     else if (slot === PENDING) this.slots.set(url, DROPPED);
     else if (typeof slot === "object") slot.seen = false;
