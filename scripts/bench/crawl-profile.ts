@@ -227,8 +227,15 @@ async function threadTimes(options: ProfileOptions, subject: "genapi" | "wget2")
 
 const TICKS = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
 
-/** One crawl by `bun --cpu-prof src/main.ts crawl`, its samples put in phases. */
-async function profiled(options: ProfileOptions, r: number): Promise<{ phases: Map<string, number>; functions: Map<string, number> }> {
+/**
+ * One crawl by `bun --cpu-prof src/main.ts crawl` (with `extraArgs`), its samples put in phases and
+ * counted by function (name, source file and line). link-report-cost.ts uses it too.
+ */
+export async function profiled(
+  options: Pick<ProfileOptions, "url" | "dir" | "intervalUs">,
+  r: number,
+  extraArgs: string[] = [],
+): Promise<{ phases: Map<string, number>; functions: Map<string, number> }> {
   const profDir = join(options.dir, `cpu-prof-${r}`);
   const argv = [
     BUN,
@@ -241,6 +248,7 @@ async function profiled(options: ProfileOptions, r: number): Promise<{ phases: M
     "--output",
     join(options.dir, "profile-sitemap-prof.xml"),
     "--quiet",
+    ...extraArgs,
   ];
   const proc = Bun.spawn(pinned(CORES.server, argv), { cwd: ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
   const stderr = new Response(proc.stderr).text();

@@ -8,12 +8,13 @@
 //
 // --profile adds, per variant, 3 runs of `bun --cpu-prof src/main.ts crawl` (the sources: the same
 // engine) and prints the functions whose samples differ most between the two: where the extra goes.
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { profiled } from "./crawl-profile.ts";
 import { CORES, pinned, run } from "./proc.ts";
-import { BUN, ROOT } from "./servers.ts";
+import { ROOT } from "./servers.ts";
 import { generateSite } from "./site.ts";
 import { serveSite } from "./site-server.ts";
 import { prepareTools } from "./tools.ts";
@@ -34,38 +35,6 @@ async function crawl(argv: string[], url: string, dir: string, pages: number, re
   const cpuMs = (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000;
   // maxRSS is in bytes (getrusage gives KiB; Bun converts).
   return { cpuMsPerPage: cpuMs / pages, peakRssMb: usage.maxRSS / 1e6 };
-}
-
-/** Samples by function (name, source file and line) of one `bun --cpu-prof` crawl. */
-async function profile(url: string, dir: string, pages: number, report: boolean, r: number): Promise<Map<string, number>> {
-  const profDir = join(dir, `cpu-prof-${report}-${r}`);
-  await crawl(
-    [BUN, "--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=250", join(ROOT, "src/main.ts")],
-    url,
-    dir,
-    pages,
-    report,
-  );
-  const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
-  if (file === undefined) throw new Error(`no .cpuprofile in ${profDir}`);
-  const prof = JSON.parse(readFileSync(join(profDir, file), "utf8")) as {
-    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-    samples: number[];
-  };
-  rmSync(profDir, { recursive: true, force: true });
-  const byId = new Map(prof.nodes.map((n) => [n.id, n.callFrame]));
-  const counts = new Map<string, number>();
-  for (const id of prof.samples) {
-    const { functionName, url: source, lineNumber } = byId.get(id)!;
-    const where = source.includes("/src/")
-      ? relative(join(ROOT, "src"), source.replace(/^file:\/\//, ""))
-      : source === ""
-        ? "native"
-        : source;
-    const key = `${functionName || "(anonymous)"} (${where}:${lineNumber + 1})`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return counts;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -116,8 +85,10 @@ if (import.meta.main) {
       };
       const [a, b] = [new Map<string, number>(), new Map<string, number>()];
       for (let r = 0; r < 3; r++) {
-        sum(a, await profile(url, dir, pages, false, r));
-        sum(b, await profile(url, dir, pages, true, r));
+        // The crawl's --max-pages default (10,000) is raised as for the runs above.
+        const args = ["--max-pages", String(pages * 2)];
+        sum(a, (await profiled({ url, dir }, r, args)).functions);
+        sum(b, (await profiled({ url, dir }, r, [...args, "--link-report", join(dir, "links.json")])).functions);
       }
       console.log(
         `bun --cpu-prof, 3 runs each: ${total(a)} samples without, ${total(b)} with; the functions that differ most (with - without):`,
