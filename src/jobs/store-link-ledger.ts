@@ -66,9 +66,8 @@ export class StoreLinkLedger {
   /**
    * One record's facts, after its links were queued (the page counts as the referrer of those
    * isReferrerLink accepts), with the URLs it finished (`excluded` with their reason, `listed`): the
-   * outcomes of the sitemap URLs among them. `neverSeen(url)`: the
-   * state knows the URL was never met (its Bloom filter says so), so it is new and counted without
-   * asking the store.
+   * outcomes of the sitemap URLs among them. `neverSeen(url)`: the state knows the URL was never
+   * met (its Bloom filter says so), so it is new and counted without asking the store.
    */
   async apply(
     facts: LinkFacts,
