@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { profiled } from "./crawl-profile.ts";
 import { CORES, pinned, run } from "./proc.ts";
+import { ratios, summarize } from "./results.ts";
 import { ROOT } from "./servers.ts";
 import { generateSite } from "./site.ts";
 import { serveSite } from "./site-server.ts";
@@ -37,7 +38,8 @@ async function crawl(argv: string[], url: string, dir: string, pages: number, re
   return { cpuMsPerPage: cpuMs / pages, peakRssMb: usage.maxRSS / 1e6 };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** The median of `values` as the bench reports medians (results.ts). */
+const median = (values: number[]) => summarize(values)!.median;
 
 if (import.meta.main) {
   const { values } = parseArgs({
@@ -73,8 +75,8 @@ if (import.meta.main) {
         `run ${r + 1}: CPU ms a page ${a.cpuMsPerPage.toFixed(3)} without, ${b.cpuMsPerPage.toFixed(3)} with (${(b.cpuMsPerPage / a.cpuMsPerPage).toFixed(3)}x); peak RSS MB ${a.peakRssMb.toFixed(0)} and ${b.peakRssMb.toFixed(0)}`,
       );
     }
-    const cpu = plain.map((a, r) => withReport[r]!.cpuMsPerPage / a.cpuMsPerPage);
-    const rss = plain.map((a, r) => withReport[r]!.peakRssMb / a.peakRssMb);
+    const cost = (pick: (result: Run) => number) => ratios(withReport.map(pick), plain.map(pick));
+    const [cpu, rss] = [cost((r) => r.cpuMsPerPage), cost((r) => r.peakRssMb)];
     console.log(
       `with ÷ without, median of the runs: CPU a page ${median(cpu).toFixed(3)}x (medians ${median(withReport.map((x) => x.cpuMsPerPage)).toFixed(3)} vs ${median(plain.map((x) => x.cpuMsPerPage)).toFixed(3)} ms), peak RSS ${median(rss).toFixed(3)}x; goal 1.1x; load ${loadavg()[0]!.toFixed(1)} at the end`,
     );
