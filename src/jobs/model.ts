@@ -266,7 +266,7 @@ export const getJobResponses = {
 
 export const deleteJobResponses = {
   200: json(
-    "`Job cancelled.` for a queued or running job (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone).",
+    "`Job cancelled.` for a queued or running job, with `data` the job as it stays (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone).",
     t.Object({ success: t.Literal(true), message: t.String(), data: t.Optional(JobModel) }),
     { success: true, message: "Job cancelled.", data: { ...exampleJob, status: "cancelled" } },
   ),

@@ -27,6 +27,12 @@ import { rateLimitMessage } from "../quota/quota.ts";
 
 export const JOB_NOT_FOUND = "Job not found.";
 export const CALLBACK_URL_MESSAGE = "callback_url must be a full URL that includes http:// or https://.";
+/**
+ * How long DELETE of a running job waits for its runner to publish what it found: the runner sees
+ * the cancel at once here, within CANCEL_WATCH_MS on another instance, and stops its crawl within 2 s.
+ */
+const CANCEL_OUTCOME_MS = 5_000;
+const CANCEL_POLL_MS = 50;
 /** Retry-After of a full queue: a queued job takes minutes, not seconds. */
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 
@@ -165,6 +171,20 @@ export const jobRoutes = (deps: JobsDeps) => {
     if (keyId === null) return fail(401, AUTH_FAILED_MESSAGE);
     const job = await deps.store.get(id);
     return job && job.keyId === keyId ? job : fail(404, JOB_NOT_FOUND);
+  }
+
+  /**
+   * A cancelled running job once its runner has published its outcome (the result, or the 409 error
+   * when nothing was listed), looked for every CANCEL_POLL_MS; after CANCEL_OUTCOME_MS (a runner
+   * that died: the next claim publishes it) the job as it stands.
+   */
+  async function outcomeOf(id: string): Promise<StoredJob | null> {
+    const deadline = Date.now() + CANCEL_OUTCOME_MS;
+    for (;;) {
+      const current = await deps.store.get(id);
+      if (!current || current.result !== null || current.error !== null || Date.now() >= deadline) return current;
+      await Bun.sleep(CANCEL_POLL_MS);
+    }
   }
 
   /** Runs a handler; store outages answer 503, anything else a logged 500. */
@@ -400,7 +420,9 @@ export const jobRoutes = (deps: JobsDeps) => {
             await deps.store.remove(job.id);
             return Response.json({ success: true, message: "Job deleted." });
           }
-          const current = await deps.store.get(job.id);
+          // A running job's runner (here or on another instance) stops its crawl and publishes what
+          // it found within moments: the answer waits for that, so it holds the result or the error.
+          const current = before === "running" ? await outcomeOf(job.id) : await deps.store.get(job.id);
           return Response.json({ success: true, message: "Job cancelled.", data: current ? jobView(current) : undefined });
         }),
       {

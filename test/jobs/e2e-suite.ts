@@ -307,8 +307,13 @@ export function describeJobs(backend: Backend) {
       await waitForJob(server, key, id, (job) => job.progress.urls_listed >= 40);
       const res = await call(server, key, `/api/jobs/${id}`, { method: "DELETE" });
       expect(res.status).toBe(200);
-      expect((await json(res)).message).toBe("Job cancelled.");
+      const answer = await json(res);
+      expect(answer.message).toBe("Job cancelled.");
+      // The answer is the job as it stays: cancelled, with the result its runner published.
+      expect(answer.data.status).toBe("cancelled");
+      expect(answer.data.result.truncated).toBe(true);
       const job = await waitForJob(server, key, id, (j) => j.result !== undefined);
+      expect(answer.data).toEqual(job);
       expect(job.status).toBe("cancelled");
       expect(job.result.truncated).toBe(true);
       expect(job.result.url_count).toBeGreaterThanOrEqual(40);
@@ -437,7 +442,8 @@ export function describeJobs(backend: Backend) {
       const stream = readEventStream((await call(front, key, `/api/jobs/${id}/events`)).body!, (e) => events.push(e));
       await waitFor(() => events.length >= 1, 10_000, "a progress event");
       const cancel = await call(front, key, `/api/jobs/${id}`, { method: "DELETE" });
-      expect(await json(cancel)).toMatchObject({ success: true, message: "Job cancelled." });
+      // Answered with the job as the worker, another instance, left it.
+      expect(await json(cancel)).toMatchObject({ success: true, message: "Job cancelled.", data: { status: "cancelled", result: { truncated: true } } });
       await stream;
       const done = JSON.parse(events.at(-1)!.data);
       expect(events.at(-1)!.type).toBe("done");

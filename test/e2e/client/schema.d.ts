@@ -2388,7 +2388,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `Job cancelled.` for a queued or running job (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone). */
+            /** @description `Job cancelled.` for a queued or running job, with `data` the job as it stays (what it found is kept as its result, truncated; with nothing listed, its error is 409 `Job cancelled before any URL was listed.`); `Job deleted.` for a finished job (its result is gone). */
             200: {
                 headers: {
                     [name: string]: unknown;
