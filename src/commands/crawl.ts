@@ -27,9 +27,10 @@ import {
   parseCrawlAuth,
   parseCrawlOptions,
   parseTargetUrl,
+  partBaseUrl,
   runCrawl,
+  sitemapFeatures,
   SITEMAP_MAX_BYTES,
-  SITEMAP_MAX_URLS,
   type WrittenSitemap,
   writeLinkLists,
   writeSitemap,
@@ -42,7 +43,7 @@ export interface CrawlCommandIo {
   stderr: (text: string) => void;
   /** Resolves once the text is written (the sitemap can be 50 MB; the process exits right after). */
   writeStdout: (text: string) => Promise<unknown>;
-  writeFile: (path: string, text: string) => Promise<unknown>;
+  writeFile: (path: string, data: string | Uint8Array) => Promise<unknown>;
   /** Whether stderr is a terminal, and its width: the progress line is drawn only then. */
   stderrIsTTY: boolean;
   columns: () => number | undefined;
@@ -69,6 +70,9 @@ const FLAG_OF: Record<string, string> = {
   max_concurrency: "--max-concurrency",
   delay_ms: "--delay-ms",
   render: "--render",
+  public_origin: "--public-origin",
+  max_urls_per_file: "--max-urls-per-file",
+  sitemap_base_url: "--sitemap-base-url",
 };
 
 /** The Chromium the crawl would render with: --chromium's (a missing one is a flag error), else one on PATH. */
@@ -94,22 +98,31 @@ export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
       delay_ms: config.delayMs,
       render: config.render,
       link_report: config.linkReport !== null,
+      robots: config.robots,
+      noindex: config.noindex,
+      public_origin: config.publicOrigin ?? undefined,
+      documents: config.documents,
+      max_urls_per_file: config.maxUrlsPerFile,
+      sitemap_base_url: config.sitemapBaseUrl ?? undefined,
+      gzip_files: config.gzip,
     },
-    { maxPagesCap: CRAWL_COMMAND_MAX_PAGES, hostConcurrency: config.hostConcurrency, renderAvailable: chromiumOf(config) !== null },
+    {
+      maxPagesCap: CRAWL_COMMAND_MAX_PAGES,
+      hostConcurrency: config.hostConcurrency,
+      renderAvailable: chromiumOf(config) !== null,
+      publishes: true,
+    },
   );
   if (parsed.ok) return parsed.options;
   const field = /^[a-z_]+/.exec(parsed.message)?.[0] ?? "";
   throw new UsageError(`${FLAG_OF[field] ?? field}: ${parsed.message}`);
 }
 
-/** The file names of --output: the parts go beside FILE as <stem>-1.xml, <stem>-2.xml, ... */
-export function outputFiles(output: string) {
+/** The file names of --output: the parts go beside FILE as <stem>-1.xml, <stem>-2.xml, ... (with --gzip, <stem>-1.xml.gz, ...) */
+export function outputFiles(output: string, gzipped = false) {
   const stem = basename(output, extname(output)) || basename(output);
-  return {
-    stem,
-    partPath: (n: number) => join(dirname(output), `${stem}-${n}.xml`),
-    partName: (n: number) => `${stem}-${n}.xml`,
-  };
+  const partName = (n: number) => `${stem}-${n}.xml${gzipped ? ".gz" : ""}`;
+  return { stem, partPath: (n: number) => join(dirname(output), partName(n)), partName };
 }
 
 function checkOutputDirectory(output: string, flag = "--output"): void {
@@ -127,8 +140,8 @@ class NeedsOutputError extends Error {
   override name = "NeedsOutputError";
 }
 
-const NEEDS_OUTPUT =
-  `the sitemap is larger than one file may be (${SITEMAP_MAX_URLS.toLocaleString("en-US")} URLs, ${SITEMAP_MAX_BYTES / 2 ** 20} MB): ` +
+const needsOutput = (maxUrls: number) =>
+  `the sitemap is larger than one file may be (${maxUrls.toLocaleString("en-US")} URLs, ${SITEMAP_MAX_BYTES / 2 ** 20} MB): ` +
   "run again with --output FILE to write a sitemap index and its parts";
 
 /**
@@ -252,27 +265,30 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   progress?.clear();
 
   let written: WrittenSitemap;
-  const origin = new URL(run.url).origin;
+  const base = partBaseUrl(options, run.url);
   try {
-    if (config.output === null && run.urlsListed > SITEMAP_MAX_URLS) throw new NeedsOutputError();
-    const files = config.output === null ? null : outputFiles(config.output);
+    if (config.output === null && run.urlsListed > options.max_urls_per_file) throw new NeedsOutputError();
+    const files = config.output === null ? null : outputFiles(config.output, options.gzip_files);
     written = await writeSitemap(state.entries(), {
-      features: { alternates: options.alternates, images: options.images },
-      partLoc: (n) => `${origin}/${encodeURIComponent(files!.partName(n))}`,
+      features: sitemapFeatures(options, run.url),
+      partLoc: (n) => `${base}${encodeURIComponent(files!.partName(n))}`,
       sink: async (part, xml) => {
         if (files === null) {
           if (part !== 0) throw new NeedsOutputError();
           await io.writeStdout(xml);
+        } else if (part === 0) {
+          await io.writeFile(config.output!, xml);
         } else {
-          await io.writeFile(part === 0 ? config.output! : files.partPath(part), xml);
+          await io.writeFile(files.partPath(part), options.gzip_files ? Bun.gzipSync(xml) : xml);
         }
       },
+      limits: { urls: options.max_urls_per_file, bytes: SITEMAP_MAX_BYTES },
     });
   } catch (error) {
     removeInterrupt();
     const message =
       error instanceof NeedsOutputError
-        ? `${run.urlsListed.toLocaleString("en-US")} URLs listed, but ${NEEDS_OUTPUT}`
+        ? `${run.urlsListed.toLocaleString("en-US")} URLs listed, but ${needsOutput(options.max_urls_per_file)}`
         : `could not write the sitemap: ${(error as Error).message}`;
     io.stderr(config.json ? jsonError(message) : `genapi: ${message}\n`);
     return 1;

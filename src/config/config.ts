@@ -316,6 +316,13 @@ export interface CrawlCommandConfig {
   chromium: string | null;
   /** --link-report FILE: crawl with link_report and write its full lists there. */
   linkReport: string | null;
+  robots: string;
+  noindex: string;
+  publicOrigin: string | null;
+  documents: boolean;
+  maxUrlsPerFile: number;
+  sitemapBaseUrl: string | null;
+  gzip: boolean;
 }
 
 /** `genapi crawl --max-pages` at most: the jobs' cap; the whole crawl state is in memory. */
@@ -492,9 +499,72 @@ const crawlSpecs = {
     fallback: () => null,
     parse: nonEmpty,
   },
+  // Staging and publishing: the API's fields, checked by its rules (commands/crawl.ts).
+  robots: {
+    flag: "robots",
+    env: ["GENAPI_ROBOTS"],
+    value: "obey|ignore",
+    help: "ignore: robots.txt rules keep no URL out (its Crawl-delay and Sitemap lines still apply), for a staging site of your own (default obey)",
+    fallback: () => "obey",
+    parse: oneOf(["obey", "ignore"]),
+  },
+  noindex: {
+    flag: "noindex",
+    env: ["GENAPI_NOINDEX"],
+    value: "obey|ignore",
+    help: "ignore: list pages despite a noindex meta tag or X-Robots-Tag (nofollow still holds) (default obey)",
+    fallback: () => "obey",
+    parse: oneOf(["obey", "ignore"]),
+  },
+  publicOrigin: {
+    flag: "public-origin",
+    env: ["GENAPI_PUBLIC_ORIGIN"],
+    value: "URL",
+    help: "write every URL of the crawled origin in the sitemap on this origin instead (https://www.example.com): crawl staging, list production",
+    fallback: () => null,
+    parse: nonEmpty,
+  },
+  documents: {
+    flag: "documents",
+    env: ["GENAPI_DOCUMENTS"],
+    help: "also list the site's documents (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, plain text) that answer 200 without X-Robots-Tag noindex",
+    fallback: () => false,
+    parse: boolean,
+  },
+  maxUrlsPerFile: {
+    flag: "max-urls-per-file",
+    env: ["GENAPI_MAX_URLS_PER_FILE"],
+    value: "N",
+    help: "URLs in one sitemap file, 1 to 50000 (default 50000): past it, --output is an index and the parts go beside it",
+    fallback: () => 50_000,
+    parse: integer(1, 50_000),
+  },
+  sitemapBaseUrl: {
+    flag: "sitemap-base-url",
+    env: ["GENAPI_SITEMAP_BASE_URL"],
+    value: "URL",
+    help: "where the parts will be published, ending with / (default the crawled origin, or --public-origin, plus /): the index lists <URL><stem>-N.xml",
+    fallback: () => null,
+    parse: nonEmpty,
+  },
+  gzip: {
+    flag: "gzip",
+    env: ["GENAPI_GZIP"],
+    help: "write the parts gzip-compressed as <stem>-N.xml.gz (the index stays plain XML)",
+    fallback: () => false,
+    parse: boolean,
+  },
 } satisfies {
   [K in keyof CrawlCommandConfig]: OptionSpec<CrawlCommandConfig[K] | CrawlCommandConfig["headers"][number] | string | number>;
 };
+
+/** A value that must be one of `choices`. */
+function oneOf(choices: string[]) {
+  return (text: string, name: string) => {
+    if (!choices.includes(text)) throw new UsageError(`${name} must be one of: ${choices.join(", ")} (got "${text}")`);
+    return text;
+  };
+}
 
 /** "Name: value" or "name=value", each side trimmed; the message (which holds no value) when there is no name. */
 function split(text: string, separator: string, message: string): { name: string; value: string } {

@@ -3,12 +3,12 @@
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./net/body.ts";
 import { largePages } from "./page-budget.ts";
-import { defaultCrawlOptions, type CrawlOptions } from "./options.ts";
+import { defaultCrawlOptions, sitemapFeatures, type CrawlOptions } from "./options.ts";
 import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./state.ts";
 import { headerDirectives, mergeDirectives } from "./html/directives.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "./errors.ts";
 import { EXCLUSION_REASONS, nothingListedReason, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
-import { isHtml, isRedirect, lastModifiedOf, linkHeaderCanonical, mediaTypeOf } from "./net/headers.ts";
+import { isDocument, isHtml, isRedirect, lastModifiedOf, linkHeaderCanonical, mediaTypeOf } from "./net/headers.ts";
 import { type Followed, followHops, type HopStep } from "./net/hops.ts";
 import type { CrawlLimits } from "./limits.ts";
 import { type CrawlConnection, type CrawlNetwork, plainConnection } from "./net/crawl-fetch.ts";
@@ -19,7 +19,7 @@ import { renderPage } from "./render/render.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
 import { timerDelay } from "./net/abort.ts";
 import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
-import { fetchRobots, RobotsUnreachableError, type RobotsRules } from "./robots/robots.ts";
+import { ALLOW_ALL, fetchRobots, RobotsUnreachableError, type RobotsRules } from "./robots/robots.ts";
 import { readRobotsSitemaps } from "./robots/sitemaps.ts";
 import { createUrlFilter, type UrlFilter } from "./filter.ts";
 import { normaliseUrl, originOf } from "./url/url.ts";
@@ -124,6 +124,12 @@ const EXCLUDED_START = "the start URL matches exclude";
 /** sitemaps_from_robots URLs recorded per state write. */
 const SITEMAP_BATCH = 500;
 const GC_EVERY_PAGES = 5_000;
+/**
+ * `documents`: a larger one (by its Content-Length; the body is never read) is not listed, as
+ * search engines index no more of a PDF than this (Google: the first 64 MB).
+ */
+export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+const DOCUMENT_TOO_LARGE = "document larger than 64 MB";
 const PROGRESS_EVERY_MS = 1_000;
 
 /**
@@ -141,7 +147,7 @@ export async function crawlSite(
   const run = await runCrawl(startUrl, state, limits, deps, { signal, crawl: options });
   const listed: SitemapEntry[] = [];
   for await (const entry of state.entries()) listed.push(entry);
-  const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes, { alternates: options?.alternates, images: options?.images });
+  const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes, sitemapFeatures(options ?? defaultCrawlOptions(limits.maxPages), run.url));
   const result: CrawlResult = {
     url: run.url,
     entries: fit.entries,
@@ -341,11 +347,22 @@ class Crawl {
     };
   }
 
-  /** An origin's robots.txt; its Crawl-delay, if any, paces every crawl of the host from now on. */
+  /**
+   * An origin's robots.txt; its Crawl-delay, if any, paces every crawl of the host from now on.
+   * With `robots: "ignore"` its rules keep no URL out (allows() is always true), its Crawl-delay and
+   * Sitemap lines still count, and a robots.txt that cannot be read (which disallows everything)
+   * is no rule at all.
+   */
   private async fetchRobots(origin: string): Promise<RobotsRules> {
-    const rules = await fetchRobots(origin, this.request, this.productToken);
+    let rules: RobotsRules;
+    try {
+      rules = await fetchRobots(origin, this.request, this.productToken);
+    } catch (err) {
+      if (!(err instanceof RobotsUnreachableError) || this.options.robots !== "ignore") throw err;
+      return ALLOW_ALL;
+    }
     this.connection.crawlDelay(hostOfUrl(origin), rules.crawlDelay);
-    return rules;
+    return this.options.robots === "ignore" ? { ...rules, allows: ALLOW_ALL.allows } : rules;
   }
 
   private setScope(url: string): void {
@@ -608,8 +625,9 @@ class Crawl {
   }
 
   /**
-   * sitemaps_from_robots: the page URLs of the sitemaps robots.txt names, judged like links of the
-   * start page's depth (they are seeds, not links), queued while the page budget has room.
+   * sitemaps_from_robots: the page URLs of the sitemaps robots.txt names (else of /sitemap.xml),
+   * judged like links of the start page's depth (they are seeds, not links), queued while the page
+   * budget has room.
    */
   private async queueRobotsSitemaps(): Promise<void> {
     let batch: LinkVerdict[] = [];
@@ -625,7 +643,9 @@ class Crawl {
     const room = () => this.queued + this.buffer.length + batch.length < this.limits.maxPages - this.pagesCrawled;
     try {
       // The reader awaits each answer, so the state sees one record at a time.
-      const read = await readRobotsSitemaps(this.scope, this.robots!.sitemaps, this.request, async (url, sitemap) => {
+      // A robots.txt that names no sitemap: the one most sites keep at the conventional place.
+      const named = this.robots!.sitemaps.length > 0 ? this.robots!.sitemaps : [`${this.scope}/sitemap.xml`];
+      const read = await readRobotsSitemaps(this.scope, named, this.request, async (url, sitemap) => {
         if (!room()) return false;
         const verdict = this.pushLink(batch, url, 0);
         if (verdict !== null && this.linkReport) seeds.push(this.seedOf(verdict, sitemap));
@@ -671,7 +691,7 @@ class Crawl {
     const canonical = this.strip(facts.canonical ?? (headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url)));
     let exclusion: ExclusionReason | undefined;
     if (status !== 200) exclusion = "http_error";
-    else if (directives.noindex) exclusion = "noindex";
+    else if (directives.noindex && this.options.noindex !== "ignore") exclusion = "noindex";
     else if (canonical !== null && canonical !== url) exclusion = "canonical";
     // `include` limits the listing only: the page's links are followed all the same.
     else if (!this.filter.included(url)) exclusion = "filtered";
@@ -693,6 +713,25 @@ class Crawl {
           ? [...facts.links, ...facts.nofollowLinks!]
           : facts.nofollowLinks!,
     };
+  }
+
+  /**
+   * A document (`documents`: PDF, office formats, plain text) judged by its answer alone, as a page
+   * with no links: listed unless X-Robots-Tag says noindex, a Link header names another canonical,
+   * or `include` leaves it out.
+   */
+  private readDocument(url: string, status: number, headers: Headers): PageRead {
+    const directives = headerDirectives(headers.get("x-robots-tag"), this.productToken);
+    const headerCanonical = linkHeaderCanonical(headers);
+    const canonical = this.strip(headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url));
+    let exclusion: ExclusionReason | undefined;
+    if (status !== 200) exclusion = "http_error";
+    else if (directives.noindex && this.options.noindex !== "ignore") exclusion = "noindex";
+    else if (canonical !== null && canonical !== url) exclusion = "canonical";
+    else if (!this.filter.included(url)) exclusion = "filtered";
+    const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(headers, this.deps.now()) };
+    if (entry.lastmod === undefined) delete entry.lastmod;
+    return { exclusion, entry, canonical, links: [], invalid: [], linksDropped: false, nofollowLinks: [] };
   }
 
   /** One request; every outcome but a refused address or a stopped crawl is a redirect or an Answer. */
@@ -767,6 +806,12 @@ class Crawl {
         }
         if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error", res.status);
         const media = mediaTypeOf(res.headers);
+        // A document's answer is all that listing it needs: its body is never read.
+        if (this.options.documents && isDocument(media.type)) {
+          if (Number(res.headers.get("content-length") ?? 0) > MAX_DOCUMENT_BYTES)
+            return { kind: "final", value: { kind: "failed", reason: DOCUMENT_TOO_LARGE, exclusion: "failed", tooLarge: true } };
+          return { kind: "final", value: { kind: "page", page: this.readDocument(url, res.status, res.headers) } };
+        }
         if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
         const large = {
           threshold: largePages.threshold,

@@ -27,7 +27,12 @@ export {
   RENDER_UNAVAILABLE,
   type RenderMode,
   parseCrawlOptions,
+  partBaseUrl,
   redactCrawlOptions,
+  sitemapFeatures,
+  type Directive,
+  DIRECTIVES,
+  MAX_URLS_PER_FILE,
   type CrawlOptions,
   type ParsedCrawlOptions,
 } from "./options.ts";

@@ -1,6 +1,7 @@
 // The crawl options of POST /api/generate and POST /api/jobs: read from the JSON body at step 3,
 // before admission, so an invalid option answers 400 and costs no quota.
 import { type CrawlAuth, parseCrawlAuth, redactAuth } from "./auth.ts";
+import { publicUrls, type SitemapFeatures } from "./output/xml.ts";
 
 export interface CrawlOptions {
   /** Page requests of this crawl, 1 to the server's cap (the default). */
@@ -29,7 +30,32 @@ export interface CrawlOptions {
   auth?: CrawlAuth;
   /** The link report: broken links, redirects and the site's sitemap errors (links/). */
   link_report: boolean;
+  /** `ignore`: robots.txt rules keep no URL out (its Crawl-delay and Sitemap lines still apply). */
+  robots: Directive;
+  /** `ignore`: pages are listed despite a noindex (meta or X-Robots-Tag); nofollow still holds. */
+  noindex: Directive;
+  /** Every URL of the crawled origin in the sitemap is written on this origin instead; null: as crawled. */
+  public_origin: string | null;
+  /** Also list in-scope documents search engines index (PDF, office formats, plain text). */
+  documents: boolean;
+  /** Publishing (jobs, sites, genapi crawl --output): URLs in one sitemap file, 1 to 50,000. */
+  max_urls_per_file: number;
+  /** Where the parts will be published (ends with /); null: the public origin plus /. */
+  sitemap_base_url: string | null;
+  /** The parts are written and served gzip-compressed, as sitemap-<n>.xml.gz. */
+  gzip_files: boolean;
 }
+
+/** Whether a rule of the site is obeyed or, on its owner's word, ignored. */
+export type Directive = "obey" | "ignore";
+export const DIRECTIVES: Directive[] = ["obey", "ignore"];
+/** The publishing fields, which only crawls that write files (jobs, sites, the CLI) take. */
+export const PUBLISHING_FIELDS = ["max_urls_per_file", "sitemap_base_url", "gzip_files"] as const;
+export const PUBLIC_ORIGIN_MESSAGE = "public_origin must be an http(s) origin such as https://www.example.com.";
+export const SITEMAP_BASE_URL_MESSAGE =
+  "sitemap_base_url must be an http(s) URL that ends with /, such as https://www.example.com/sitemaps/.";
+/** sitemaps.org: URLs in one sitemap file. */
+export const MAX_URLS_PER_FILE = 50_000;
 
 export type RenderMode = "never" | "always" | "auto";
 export const RENDER_MODES: RenderMode[] = ["never", "always", "auto"];
@@ -59,6 +85,13 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
     delay_ms: 0,
     render: "never",
     link_report: false,
+    robots: "obey",
+    noindex: "obey",
+    public_origin: null,
+    documents: false,
+    max_urls_per_file: MAX_URLS_PER_FILE,
+    sitemap_base_url: null,
+    gzip_files: false,
   };
 }
 
@@ -68,7 +101,15 @@ export function defaultCrawlOptions(maxPagesCap: number): CrawlOptions {
  */
 export function parseCrawlOptions(
   body: Record<string, unknown>,
-  limits: { maxPagesCap: number; hostConcurrency: number; renderAvailable?: boolean },
+  limits: {
+    maxPagesCap: number;
+    hostConcurrency: number;
+    renderAvailable?: boolean;
+    /** The crawl writes files (jobs, sites): the publishing fields are allowed. */
+    publishes?: boolean;
+    /** `ignore` needs `auth` (the API: only a site's owner holds its staging credentials); not the CLI. */
+    ignoreNeedsAuth?: boolean;
+  },
 ): ParsedCrawlOptions {
   const options = defaultCrawlOptions(limits.maxPagesCap);
   const { maxPagesCap, hostConcurrency } = limits;
@@ -138,7 +179,79 @@ export function parseCrawlOptions(
     if (typeof body.link_report !== "boolean") return invalid("link_report must be true or false.");
     options.link_report = body.link_report;
   }
+  for (const field of ["robots", "noindex"] as const) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== "string" || !DIRECTIVES.includes(value as Directive)) return invalid(`${field} must be one of: obey, ignore.`);
+    if (value === "ignore" && limits.ignoreNeedsAuth && options.auth === undefined) return invalid(`${field} "ignore" needs auth.`);
+    options[field] = value as Directive;
+  }
+  if (body.public_origin !== undefined) {
+    const origin = parsePublicOrigin(body.public_origin);
+    if (origin === null) return invalid(PUBLIC_ORIGIN_MESSAGE);
+    options.public_origin = origin;
+  }
+  if (body.documents !== undefined) {
+    if (typeof body.documents !== "boolean") return invalid("documents must be true or false.");
+    options.documents = body.documents;
+  }
+  for (const field of PUBLISHING_FIELDS) {
+    if (body[field] !== undefined && !limits.publishes) return invalid(`${field} is only for jobs.`);
+  }
+  if (body.max_urls_per_file !== undefined) {
+    const value = body.max_urls_per_file;
+    if (!isInteger(value) || value < 1 || value > MAX_URLS_PER_FILE)
+      return invalid(`max_urls_per_file must be an integer from 1 to ${MAX_URLS_PER_FILE}.`);
+    options.max_urls_per_file = value;
+  }
+  if (body.sitemap_base_url !== undefined) {
+    const base = parseSitemapBaseUrl(body.sitemap_base_url);
+    if (base === null) return invalid(SITEMAP_BASE_URL_MESSAGE);
+    options.sitemap_base_url = base;
+  }
+  if (body.gzip_files !== undefined) {
+    if (typeof body.gzip_files !== "boolean") return invalid("gzip_files must be true or false.");
+    options.gzip_files = body.gzip_files;
+  }
   return { ok: true, options };
+}
+
+/** An http(s) origin, written `https://host[:port]` with or without a final `/`: its serialised origin, or null. */
+export function parsePublicOrigin(value: unknown): string | null {
+  const url = httpUrl(value);
+  if (url === null || (url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "") return null;
+  if ((value as string).includes("?") || (value as string).includes("#")) return null;
+  return url.origin;
+}
+
+/** An http(s) URL ending with `/`, without query or fragment: normalised (host lower-cased, default port dropped), or null. */
+export function parseSitemapBaseUrl(value: unknown): string | null {
+  const url = httpUrl(value);
+  if (url === null || !url.pathname.endsWith("/") || /[?#]/.test(value as string)) return null;
+  return url.href;
+}
+
+function httpUrl(value: unknown): URL | null {
+  if (typeof value !== "string" || value.length > 2_048) return null;
+  const url = URL.parse(value);
+  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") return null;
+  if (url.username !== "" || url.password !== "") return null;
+  return url;
+}
+
+/**
+ * What the sitemap files of a crawl with these options show: the extensions in use, and every URL
+ * of the crawled origin (`crawledUrl`'s) on public_origin when one is set.
+ */
+export function sitemapFeatures(options: CrawlOptions, crawledUrl: string): SitemapFeatures {
+  const features: SitemapFeatures = { alternates: options.alternates, images: options.images };
+  if (options.public_origin) features.publicUrl = publicUrls(new URL(crawledUrl).origin, options.public_origin);
+  return features;
+}
+
+/** Where the parts of a split sitemap will be published: sitemap_base_url, else the public origin (or the crawled one) plus `/`. */
+export function partBaseUrl(options: CrawlOptions, crawledUrl: string): string {
+  return options.sitemap_base_url ?? `${options.public_origin ?? new URL(crawledUrl).origin}/`;
 }
 
 /** The options as they may be shown or stored in clear: `auth` redacted (auth.ts), the rest as it is. */

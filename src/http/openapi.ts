@@ -11,7 +11,7 @@ export const asSchema = (schema: TSchema) => schema as unknown as SchemaObject;
 
 // Elysia's t.Integer also accepts numeric strings and documents itself as "string or integer";
 // these schemas describe JSON values, so they state the plain JSON Schema integer.
-export const jsonInteger = (options: { description?: string; minimum?: number; maximum?: number; default?: number } = {}) =>
+export const jsonInteger = (options: { description?: string; minimum?: number; maximum?: number; default?: number; examples?: number[] } = {}) =>
   t.Unsafe<number>({ type: "integer", ...options });
 
 /**

@@ -58,6 +58,37 @@ export const emptyProgress = (): JobProgress => ({ pages_crawled: 0, pages_queue
 
 const nullableDate = t.Union([t.String({ format: "date-time" }), t.Null()]);
 
+const directive = (description: string) => t.Union([t.Literal("obey"), t.Literal("ignore")], { description });
+
+/** The fields of crawls that write files (jobs, sites). */
+export const publishingFields = {
+  max_urls_per_file: t.Optional(
+    jsonInteger({
+      minimum: 1,
+      maximum: 50_000,
+      default: 50_000,
+      description: "URLs in one sitemap file: past it the result is split into parts of at most this many under a <sitemapindex>.",
+      examples: [40000],
+    }),
+  ),
+  sitemap_base_url: t.Optional(
+    t.String({
+      format: "uri",
+      maxLength: 2048,
+      description:
+        "Where the parts will be published, an http(s) URL ending with /: the index lists `<sitemap_base_url>sitemap-<n>.xml`. Default: the crawled origin (or `public_origin`) plus /.",
+      examples: ["https://www.example.com/sitemaps/"],
+    }),
+  ),
+  gzip_files: t.Optional(
+    t.Boolean({
+      default: false,
+      description: "Name the parts `sitemap-<n>.xml.gz` and store and serve them gzip-compressed (`application/gzip`).",
+      examples: [true],
+    }),
+  ),
+};
+
 export const JobOptionsModel = t.Object(
   {
     max_pages: jsonInteger({ minimum: 1, description: "Page requests of this crawl, 1 to --job-max-pages (the default)." }),
@@ -80,6 +111,13 @@ export const JobOptionsModel = t.Object(
     render: t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")], { description: "JavaScript rendering mode." }),
     auth: t.Optional(authModel(true)),
     link_report: t.Boolean({ description: "The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json." }),
+    robots: t.Optional(directive("robots.txt rules obeyed, or ignored (with auth).")),
+    noindex: t.Optional(directive("noindex obeyed, or ignored (with auth).")),
+    public_origin: t.Optional(t.Union([t.String(), t.Null()], { description: "The origin the sitemap's URLs are written on; null: as crawled." })),
+    documents: t.Optional(t.Boolean({ description: "Documents (PDF, office formats, plain text) listed too." })),
+    max_urls_per_file: t.Optional(jsonInteger({ minimum: 1, maximum: 50_000, description: "URLs in one sitemap file." })),
+    sitemap_base_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Where the parts will be published; null: the public origin plus /." })),
+    gzip_files: t.Optional(t.Boolean({ description: "Parts written as sitemap-<n>.xml.gz." })),
   },
   { description: "The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted." },
 );
@@ -103,7 +141,7 @@ export const JobResultModel = t.Object({
   politeness: t.Optional(PolitenessModel),
   render: t.Optional(RenderModel),
   sitemap_url: t.String({ description: "Path of the sitemap (a <sitemapindex> when split)." }),
-  sitemap_parts: jsonInteger({ description: "Number of part files sitemap-<n>.xml; 0 when not split." }),
+  sitemap_parts: jsonInteger({ description: "Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split." }),
   links: t.Optional(LinkCountsModel),
 });
 
@@ -146,6 +184,11 @@ export const JobRequestModel = t.Object(
     delay_ms: t.Optional(jsonInteger({ minimum: 0, maximum: 60_000 })),
     render: t.Optional(t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")])),
     auth: crawlOptionFields.auth,
+    robots: crawlOptionFields.robots,
+    noindex: crawlOptionFields.noindex,
+    public_origin: crawlOptionFields.public_origin,
+    documents: crawlOptionFields.documents,
+    ...publishingFields,
     link_report: t.Optional(
       t.Boolean({
         default: false,
@@ -354,11 +397,16 @@ export const linksResponses = {
   503: storeDown,
 } satisfies Responses;
 
+const partXml = xml(
+  "Part n of a split result: XML, or for a job with `gzip_files` (`sitemap-<n>.xml.gz`) the gzip-compressed file as `application/gzip`.",
+  '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url></urlset>\n',
+);
+
 export const partResponses = {
-  200: xml(
-    "Part n of a split result.",
-    '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url></urlset>\n',
-  ),
+  200: {
+    ...partXml,
+    content: { ...partXml.content, "application/gzip": { schema: { type: "string" as const, format: "binary" } } },
+  },
   401: unauthorized,
   404: error("No such job for this key, or no such part.", "Job not found."),
   503: storeDown,

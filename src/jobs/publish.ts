@@ -13,6 +13,10 @@ import {
   type SitemapEntry,
   writeLinkLists,
   writeSitemap,
+  defaultCrawlOptions,
+  partBaseUrl,
+  SITEMAP_MAX_BYTES,
+  sitemapFeatures,
 } from "../crawler/index.ts";
 import { type JobStore, LINKS_PART, type StoredEntry, type StoredJob } from "./job-store.ts";
 import type { JobProgress, JobResult } from "./model.ts";
@@ -25,6 +29,17 @@ export function entryOf(stored: StoredEntry): SitemapEntry {
   if (stored.lastmod !== null) entry.lastmod = stored.lastmod;
   if (stored.extra !== null) Object.assign(entry, JSON.parse(stored.extra));
   return entry;
+}
+
+/** Part n's file name: sitemap-<n>.xml, or sitemap-<n>.xml.gz with gzip_files. */
+export function partName(n: number, gzipped: boolean): string {
+  return `sitemap-${n}.xml${gzipped ? ".gz" : ""}`;
+}
+
+/** The part number a file name asks for (`sitemap-<n>.xml`, or `.xml.gz` for a job with gzip_files), or null. */
+export function partNumber(name: string, gzipped: boolean): number | null {
+  const n = (gzipped ? /^sitemap-([1-9]\d{0,6})\.xml\.gz$/ : /^sitemap-([1-9]\d{0,6})\.xml$/).exec(name)?.[1];
+  return n === undefined ? null : Number(n);
 }
 
 /** The listed entries in loc order, read from the store a page at a time. */
@@ -82,17 +97,19 @@ export async function publishResult(
 ): Promise<JobResult | null> {
   const facts = (await store.get(job.id))?.crawl ?? job.crawl;
   if (!facts) return null;
-  const origin = new URL(facts.url).origin;
+  // A job stored before the publishing options existed has none of them: the defaults.
+  const options = { ...defaultCrawlOptions(job.options.max_pages), ...job.options };
+  const base = partBaseUrl(options, facts.url);
   const written = await writeSitemap(storedEntries(store, job.id), {
-    features: { alternates: job.options.alternates, images: job.options.images },
-    partLoc: (n) => `${origin}/sitemap-${n}.xml`,
+    features: sitemapFeatures(options, facts.url),
+    partLoc: (n) => `${base}${partName(n, options.gzip_files)}`,
     sink: async (n, xml) => {
       await store.putPart(job.id, n, Bun.gzipSync(xml));
       // Each part leaves megabytes of strings behind; collected lazily they raised a
       // 1,000,000-URL job's peak RSS from 190 to 260 MB while it published its 20 parts.
       Bun.gc(true);
     },
-    limits,
+    limits: limits ?? { urls: options.max_urls_per_file, bytes: SITEMAP_MAX_BYTES },
   });
   const links = job.options.link_report ? await publishLinks(store, job.id) : undefined;
   const report = crawlReport(

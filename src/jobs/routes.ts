@@ -6,6 +6,7 @@ import { API_KEY_QUERY_SCHEME, API_KEY_SCHEME } from "../ops/docs.ts";
 import { type CrawlOptions, parseCrawlOptions, parseTargetUrl, redactCrawlOptions } from "../crawler/index.ts";
 import { AUTH_NEEDS_KEY_MESSAGE, type JobCredentials, noJobCredentials } from "./job-credentials.ts";
 import { LINKS_PART, newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
+import { partNumber } from "./publish.ts";
 import {
   createJobResponses,
   deleteJobResponses,
@@ -107,7 +108,13 @@ export function jobView(job: StoredJob): Job {
 
 function validateJobBody(maxPages: number, hostConcurrency: number, renderAvailable: boolean, credentials: JobCredentials) {
   return (body: Record<string, unknown>): BodyCheck<JobBody> => {
-    const parsed = parseCrawlOptions(body, { maxPagesCap: maxPages, hostConcurrency, renderAvailable });
+    const parsed = parseCrawlOptions(body, {
+      maxPagesCap: maxPages,
+      hostConcurrency,
+      renderAvailable,
+      publishes: true,
+      ignoreNeedsAuth: true,
+    });
     if (!parsed.ok) return parsed;
     if (parsed.options.auth && !credentials.available) return { ok: false, message: AUTH_NEEDS_KEY_MESSAGE };
     let callbackUrl: string | null = null;
@@ -385,18 +392,28 @@ export const jobRoutes = (deps: JobsDeps) => {
         guard("GET /api/jobs/:id/:part", async () => {
           const job = await ownJob(request, params.id);
           if (job instanceof Response) return job;
-          const n = /^sitemap-([1-9]\d{0,6})\.xml$/.exec(params.part)?.[1];
+          const gzipped = job.options.gzip_files === true;
+          const n = partNumber(params.part, gzipped);
           const parts = job.result?.sitemap_parts ?? 0;
-          const file = n !== undefined && Number(n) <= parts ? await deps.store.getPart(job.id, Number(n)) : null;
+          const file = n !== null && n <= parts ? await deps.store.getPart(job.id, n) : null;
           if (!file) return fail(404, `Not found: ${new URL(request.url).pathname}`);
+          // gzip_files: the part is a .gz file, served as the stored bytes.
+          if (gzipped) return new Response(file as Uint8Array<ArrayBuffer>, { headers: { "content-type": "application/gzip" } });
           return xmlFile(file, request);
         }),
       {
         params: t.Object({
           id: t.String({ description: "The job id." }),
-          part: t.String({ description: "`sitemap-<n>.xml`, n from 1 to result.sitemap_parts.", examples: ["sitemap-1.xml"] }),
+          part: t.String({
+            description: "`sitemap-<n>.xml` (`sitemap-<n>.xml.gz` for a job with `gzip_files`), n from 1 to result.sitemap_parts.",
+            examples: ["sitemap-1.xml"],
+          }),
         }),
-        detail: { ...secured, summary: "Part n of a split sitemap: sitemap-<n>.xml", responses: partResponses },
+        detail: {
+          ...secured,
+          summary: "Part n of a split sitemap: sitemap-<n>.xml, or sitemap-<n>.xml.gz (application/gzip) with gzip_files",
+          responses: partResponses,
+        },
       },
     )
     .delete(

@@ -170,6 +170,39 @@ export const crawlOptionFields = {
     }),
   ),
   auth: t.Optional(authModel(false)),
+  robots: t.Optional(
+    t.Union([t.Literal("obey"), t.Literal("ignore")], {
+      default: "obey",
+      description:
+        'robots.txt: `obey`, or `ignore` (its rules keep no URL out; its Crawl-delay and Sitemap lines still apply), for a staging site crawled with its owner\'s credentials: `ignore` needs `auth` (400 `robots "ignore" needs auth.`).',
+      examples: ["ignore"],
+    }),
+  ),
+  noindex: t.Optional(
+    t.Union([t.Literal("obey"), t.Literal("ignore")], {
+      default: "obey",
+      description:
+        'noindex (meta robots or X-Robots-Tag): `obey`, or `ignore` (pages are listed despite it; nofollow still holds). `ignore` needs `auth` (400 `noindex "ignore" needs auth.`).',
+      examples: ["ignore"],
+    }),
+  ),
+  public_origin: t.Optional(
+    t.String({
+      format: "uri",
+      maxLength: 2048,
+      description:
+        "Every URL of the crawled origin in the sitemap (locs, hreflang and image URLs, part URLs) is written on this http(s) origin instead: crawl staging, list production. The crawl itself is unchanged.",
+      examples: ["https://www.example.com"],
+    }),
+  ),
+  documents: t.Optional(
+    t.Boolean({
+      default: false,
+      description:
+        "Also list in-scope documents search engines index (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, plain text, by content type) that answer 200 without `X-Robots-Tag: noindex`, with their Last-Modified; their bodies are not read.",
+      examples: [true],
+    }),
+  ),
   link_report: t.Optional(
     t.Boolean({
       default: false,

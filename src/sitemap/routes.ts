@@ -72,6 +72,7 @@ export const sitemapRoutes = (deps: SitemapDeps) => {
             maxPagesCap: deps.maxPages,
             hostConcurrency: deps.hostConcurrency,
             renderAvailable: deps.renderAvailable,
+            ignoreNeedsAuth: true,
           });
           return parsed.ok ? { ok: true, value: parsed.options } : parsed;
         });

@@ -29,6 +29,13 @@ describe("parseCrawlOptions", () => {
       delay_ms: 0,
       render: "never",
       link_report: false,
+      robots: "obey",
+      noindex: "obey",
+      public_origin: null,
+      documents: false,
+      max_urls_per_file: 50_000,
+      sitemap_base_url: null,
+      gzip_files: false,
     });
   });
 
@@ -46,8 +53,88 @@ describe("parseCrawlOptions", () => {
       delay_ms: 250,
       render: "never" as const,
       link_report: true,
+      robots: "obey" as const,
+      noindex: "ignore" as const,
+      public_origin: "https://www.example.com",
+      documents: true,
+      max_urls_per_file: 40_000,
+      sitemap_base_url: "https://www.example.com/sitemaps/",
+      gzip_files: true,
     };
-    expect(parse(body)).toEqual({ ok: true, options: body });
+    expect(parseCrawlOptions(body, { maxPagesCap: 500, hostConcurrency: 4, publishes: true })).toEqual({ ok: true, options: body });
+  });
+
+  test("robots and noindex: obey or ignore; ignore needs auth where the caller says so (the API), not otherwise (the CLI)", () => {
+    const api = (body: Record<string, unknown>) => parseCrawlOptions(body, { maxPagesCap: 500, hostConcurrency: 4, ignoreNeedsAuth: true });
+    for (const field of ["robots", "noindex"]) {
+      for (const value of ["Ignore", "skip", true, null, 1])
+        expect(message({ [field]: value })).toBe(`${field} must be one of: obey, ignore.`);
+      expect(api({ [field]: "ignore" })).toEqual({ ok: false, message: `${field} "ignore" needs auth.` });
+      expect(api({ [field]: "obey" })).toMatchObject({ ok: true, options: { [field]: "obey" } });
+      expect(api({ [field]: "ignore", auth: { basic: { username: "u", password: "p" } } })).toMatchObject({
+        ok: true,
+        options: { [field]: "ignore" },
+      });
+      expect(parse({ [field]: "ignore" })).toMatchObject({ ok: true, options: { [field]: "ignore" } });
+    }
+  });
+
+  test("public_origin: an http(s) origin, written as its origin", () => {
+    const refused = "public_origin must be an http(s) origin such as https://www.example.com.";
+    for (const value of [
+      "www.example.com",
+      "ftp://example.com",
+      "https://example.com/blog",
+      "https://example.com/?a",
+      "https://example.com#x",
+      "https://u:p@example.com",
+      "",
+      7,
+      null,
+      "https://",
+    ]) {
+      expect(message({ public_origin: value })).toBe(refused);
+    }
+    expect(parse({ public_origin: "HTTPS://WWW.Example.com:443/" })).toMatchObject({
+      ok: true,
+      options: { public_origin: "https://www.example.com" },
+    });
+    expect(parse({ public_origin: "http://example.com:8080" })).toMatchObject({
+      ok: true,
+      options: { public_origin: "http://example.com:8080" },
+    });
+  });
+
+  test("documents: true or false", () => {
+    for (const value of ["true", 1, null]) expect(message({ documents: value })).toBe("documents must be true or false.");
+    expect(parse({ documents: true })).toMatchObject({ ok: true, options: { documents: true } });
+  });
+
+  test("publishing fields: only for crawls that write files; each checked", () => {
+    for (const [field, value] of [
+      ["max_urls_per_file", 10],
+      ["sitemap_base_url", "https://example.com/"],
+      ["gzip_files", true],
+    ] as const) {
+      expect(message({ [field]: value })).toBe(`${field} is only for jobs.`);
+    }
+    const jobs = (body: Record<string, unknown>) => {
+      const parsed = parseCrawlOptions(body, { maxPagesCap: 500, hostConcurrency: 4, publishes: true });
+      return parsed.ok ? parsed.options : parsed.message;
+    };
+    for (const value of [0, 50_001, 1.5, "10", null])
+      expect(jobs({ max_urls_per_file: value })).toBe("max_urls_per_file must be an integer from 1 to 50000.");
+    for (const value of ["https://example.com/sitemaps", "https://example.com/s/?x=1", "ftp://example.com/", "/sitemaps/", 1]) {
+      expect(jobs({ sitemap_base_url: value })).toBe(
+        "sitemap_base_url must be an http(s) URL that ends with /, such as https://www.example.com/sitemaps/.",
+      );
+    }
+    for (const value of ["yes", 0]) expect(jobs({ gzip_files: value })).toBe("gzip_files must be true or false.");
+    expect(jobs({ max_urls_per_file: 1, sitemap_base_url: "https://CDN.example.com:443/maps/", gzip_files: true })).toMatchObject({
+      max_urls_per_file: 1,
+      sitemap_base_url: "https://cdn.example.com/maps/",
+      gzip_files: true,
+    });
   });
 
   test("link_report: true or false, named in the message", () => {

@@ -29,6 +29,28 @@ export function isHtml(type: string | null): boolean {
   return type !== null && HTML_TYPES.has(type);
 }
 
+/** Documents search engines index from a sitemap (Google's list of indexable file types), by media type. */
+const DOCUMENT_TYPES = new Set([
+  "application/pdf",
+  "application/msword",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  "application/vnd.ms-excel",
+  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  "application/vnd.ms-powerpoint",
+  "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  "application/vnd.oasis.opendocument.text",
+  "application/vnd.oasis.opendocument.spreadsheet",
+  "application/vnd.oasis.opendocument.presentation",
+  "application/rtf",
+  "text/rtf",
+  "text/plain",
+]);
+
+/** A document the `documents` option lists: PDF, Word, Excel, PowerPoint, OpenDocument, RTF or plain text. */
+export function isDocument(type: string | null): boolean {
+  return type !== null && DOCUMENT_TYPES.has(type);
+}
+
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 /** RFC 9110 5.6.7: the preferred form, "Sun, 06 Nov 1994 08:49:37 GMT". */
 const IMF_FIXDATE = /^[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;

@@ -80,7 +80,7 @@ export async function writeSitemap(
     pendingBytes = frame;
   };
   for await (const entry of entries) {
-    const xml = renderEntry(entry);
+    const xml = renderEntry(entry, options.features?.publicUrl);
     const bytes = Buffer.byteLength(xml);
     if (pending.length === limits.urls || (pending.length > 0 && pendingBytes + bytes > limits.bytes)) await finishPart();
     pending.push(xml);

@@ -23,6 +23,18 @@ export interface SitemapEntry {
 export interface SitemapFeatures {
   alternates?: boolean;
   images?: boolean;
+  /** How a URL is written: publicUrls(public_origin) puts the crawled origin's URLs on another; none: as crawled. */
+  publicUrl?: (url: string) => string;
+}
+
+/**
+ * `public_origin`: a URL of `crawled` (an origin, `https://staging.example.com`) written on `target`
+ * instead, path and query kept; other URLs as they are. Every URL of one origin shares the prefix, so
+ * the sitemap's order by loc holds after the change.
+ */
+export function publicUrls(crawled: string, target: string): (url: string) => string {
+  const prefix = `${crawled}/`;
+  return (url) => (url.startsWith(prefix) ? target + url.slice(crawled.length) : url);
 }
 
 export const SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9";
@@ -41,7 +53,7 @@ export function urlsetHead(features: SitemapFeatures = {}): string {
 
 /** The sitemap of `entries`, in the order given (crawlSite sorts them by loc). */
 export function renderSitemap(entries: SitemapEntry[], features: SitemapFeatures = {}): string {
-  return urlsetHead(features) + entries.map(renderEntry).join("") + URLSET_TAIL;
+  return urlsetHead(features) + entries.map((entry) => renderEntry(entry, features.publicUrl)).join("") + URLSET_TAIL;
 }
 
 /**
@@ -49,19 +61,21 @@ export function renderSitemap(entries: SitemapEntry[], features: SitemapFeatures
  * the sitemaps.org elements. An entry's alternates and images are rendered when present: the crawl
  * gathers them only with their option on, and the head must then declare their namespaces.
  */
-export function renderEntry(entry: SitemapEntry): string {
-  let xml = `<url><loc>${escapeXml(entry.loc)}</loc>`;
+export function renderEntry(entry: SitemapEntry, publicUrl: (url: string) => string = asCrawled): string {
+  let xml = `<url><loc>${escapeXml(publicUrl(entry.loc))}</loc>`;
   if (entry.lastmod !== undefined) xml += `<lastmod>${escapeXml(entry.lastmod)}</lastmod>`;
   if (entry.alternates) {
     for (const { hreflang, href } of entry.alternates) {
-      xml += `<xhtml:link rel="alternate" hreflang="${escapeXml(hreflang)}" href="${escapeXml(href)}"/>`;
+      xml += `<xhtml:link rel="alternate" hreflang="${escapeXml(hreflang)}" href="${escapeXml(publicUrl(href))}"/>`;
     }
   }
   if (entry.images) {
-    for (const image of entry.images) xml += `<image:image><image:loc>${escapeXml(image)}</image:loc></image:image>`;
+    for (const image of entry.images) xml += `<image:image><image:loc>${escapeXml(publicUrl(image))}</image:loc></image:image>`;
   }
   return `${xml}</url>`;
 }
+
+const asCrawled = (url: string) => url;
 
 export function escapeXml(text: string): string {
   return text.replace(/[&<>'"]/g, (ch) => `&${ESCAPES[ch]};`);
@@ -94,7 +108,7 @@ export function fitSitemap(
   const parts: string[] = [head];
   for (const entry of sorted) {
     if (parts.length - 1 === maxUrls) break;
-    const xml = renderEntry(entry);
+    const xml = renderEntry(entry, features.publicUrl);
     bytes += Buffer.byteLength(xml, "utf8");
     if (bytes > maxBytes) break;
     if (parts.push(xml) % GC_EVERY_ENTRIES === 0) Bun.gc(true);
