@@ -329,3 +329,62 @@ describe("alternates and images", () => {
     expect(plain.sitemap).not.toContain("image");
   });
 });
+
+describe("staging options", () => {
+  test("sitemaps_from_robots reads /sitemap.xml when robots.txt names no sitemap, and only then", async () => {
+    const sitemap = (site: Site, ...paths: string[]) =>
+      new Response(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${paths.map((p) => `<url><loc>${site.url}${p}</loc></url>`).join("")}</urlset>`,
+        { headers: { "content-type": "application/xml" } },
+      );
+    const routes: Record<string, Route> = {
+      "/": "<p>no links",
+      "/orphan": "<p>only in /sitemap.xml",
+      "/named": "<p>only in the named one",
+    };
+    const unnamed = await serve({ ...routes, "/sitemap.xml": () => sitemap(unnamed, "/orphan") });
+    expect(locs(unnamed, await crawl(unnamed, { sitemaps_from_robots: true }))).toEqual(["/", "/orphan"]);
+    expect(locs(unnamed, await crawl(unnamed))).toEqual(["/"]);
+    const named = await serve({
+      ...routes,
+      "/robots.txt": (req) => new Response(`Sitemap: ${new URL(req.url).origin}/other.xml\n`),
+      "/other.xml": () => sitemap(named, "/named"),
+      "/sitemap.xml": () => sitemap(named, "/orphan"),
+    });
+    expect(locs(named, await crawl(named, { sitemaps_from_robots: true }))).toEqual(["/", "/named"]);
+    expect(requested(named)).not.toContain("/sitemap.xml");
+  });
+
+  test("robots ignore: a robots.txt that answers 5xx keeps nothing out; obeyed, it fails the crawl", async () => {
+    const site = await serve({ "/robots.txt": new Response("down", { status: 503 }), "/": links("/a"), "/a": "<p>a" });
+    expect(locs(site, await crawl(site, { robots: "ignore" }))).toEqual(["/", "/a"]);
+    await expect(crawl(site)).rejects.toThrow("robots.txt");
+  });
+
+  test("noindex ignore lists noindex pages and still obeys nofollow", async () => {
+    const site = await serve({
+      "/": links("/meta", "/header"),
+      "/meta": `<meta name="robots" content="noindex, nofollow">${links("/hidden")}`,
+      "/header": () => new Response(links("/b"), { headers: { "content-type": "text/html", "x-robots-tag": "noindex" } }),
+      "/b": "<p>b",
+      "/hidden": "<p>never fetched",
+    });
+    const result = await crawl(site, { noindex: "ignore" });
+    expect(locs(site, result)).toEqual(["/", "/b", "/header", "/meta"]);
+    expect(result.excluded.noindex).toBe(0);
+    expect(requested(site)).not.toContain("/hidden");
+  });
+
+  test("public_origin: locs, hreflang and image URLs of the crawled origin move to it; other origins' stay", async () => {
+    const site = await serve({
+      "/": `<link rel="alternate" hreflang="de" href="/de"><link rel="alternate" hreflang="fr" href="https://fr.example.org/"><img src="/a.png"><img src="https://img.example.net/b.png">${links("/de")}`,
+      "/de": `<link rel="alternate" hreflang="en" href="/">`,
+    });
+    const result = await crawl(site, { public_origin: "https://www.example.com", alternates: true, images: true });
+    expect(result.url).toBe(`${site.url}/`);
+    expect(result.sitemap).toContain(
+      '<url><loc>https://www.example.com/</loc><xhtml:link rel="alternate" hreflang="de" href="https://www.example.com/de"/><xhtml:link rel="alternate" hreflang="fr" href="https://fr.example.org/"/><image:image><image:loc>https://www.example.com/a.png</image:loc></image:image><image:image><image:loc>https://img.example.net/b.png</image:loc></image:image></url>',
+    );
+    expect(result.sitemap).not.toContain(site.url);
+  });
+});

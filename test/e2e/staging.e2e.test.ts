@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { validateSitemap } from "../support/xmllint.ts";
-import { createJob, json, locs, waitForJob } from "../jobs/support.ts";
+import { createJob, generatedSite, json, locs, waitForJob } from "../jobs/support.ts";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -206,6 +206,82 @@ describe("documents", () => {
     } finally {
       server.closeAllConnections();
       server.close();
+    }
+  });
+});
+
+describe("publishing: parts of a chosen size, under a base URL, gzip-compressed", () => {
+  const SIZE = 120_000;
+  const BASE = "https://cdn.example.com/maps/";
+
+  /** The index's part URLs and each part's URLs, gunzipped and schema-checked. */
+  async function readParts(index: string, part: (name: string) => Promise<Uint8Array>) {
+    expect(await validateSitemap(index)).toEqual({ valid: true, errors: [] });
+    const names = locs(index);
+    const urls: string[] = [];
+    const sizes: { gzipped: number; plain: number }[] = [];
+    for (const name of names) {
+      const gzipped = await part(name);
+      const xml = Bun.gunzipSync(gzipped as Uint8Array<ArrayBuffer>);
+      const text = new TextDecoder().decode(xml);
+      expect(await validateSitemap(text)).toEqual({ valid: true, errors: [] });
+      sizes.push({ gzipped: gzipped.byteLength, plain: xml.byteLength });
+      urls.push(...locs(text));
+    }
+    return { names, urls, sizes };
+  }
+
+  test(`a ${SIZE.toLocaleString("en-US")}-URL job and genapi crawl --output: three .xml.gz parts of at most 40,000 URLs, named under the base URL`, {
+    timeout: 240_000,
+  }, async () => {
+    const site = generatedSite(SIZE, { fanout: 50 });
+    try {
+      const server = await startBinary({ args: ["--allow-private-targets", "--job-max-pages", String(SIZE + 10), "--job-timeout", "600"] });
+      started.push(server);
+      const key = await createKey(server.dbPath, "--daily-limit", "10");
+      const created = await json(
+        await createJob(server, key, { url: `${site.url}/`, max_urls_per_file: 40_000, sitemap_base_url: BASE, gzip_files: true }),
+      );
+      const job = await waitForJob(server, key, created.data.id, (j) => j.status !== "queued" && j.status !== "running", 200_000);
+      expect(job.status).toBe("succeeded");
+      expect(job.result).toMatchObject({ url_count: SIZE, sitemap_parts: 3 });
+      const get = (path: string) => fetch(`${server.url}/api/jobs/${job.id}/${path}`, { headers: { "x-api-key": key } });
+      const served = await readParts(await (await get("sitemap.xml")).text(), async (loc) => {
+        expect(loc.startsWith(BASE)).toBe(true);
+        const res = await get(loc.slice(BASE.length));
+        expect(res.headers.get("content-type")).toBe("application/gzip");
+        return res.bytes();
+      });
+      expect(served.names).toEqual([1, 2, 3].map((n) => `${BASE}sitemap-${n}.xml.gz`));
+      expect(served.urls).toEqual(site.expected);
+      console.log(`publishing job parts (bytes gzipped / plain): ${served.sizes.map((s) => `${s.gzipped} / ${s.plain}`).join(", ")}`);
+      // The plain names are not the parts of a gzip_files job.
+      expect((await get("sitemap-1.xml")).status).toBe(404);
+
+      const dir = tempDir();
+      const cli = await runBinary([
+        "crawl",
+        `${site.url}/`,
+        "--output",
+        join(dir, "sitemap.xml"),
+        "--max-urls-per-file",
+        "40000",
+        "--sitemap-base-url",
+        BASE,
+        "--gzip",
+        "--max-pages",
+        String(SIZE + 10),
+        "--quiet",
+      ]);
+      expect(cli.stderr).toBe("");
+      expect(cli.code).toBe(0);
+      const written = await readParts(readFileSync(join(dir, "sitemap.xml"), "utf8"), async (loc) =>
+        readFileSync(join(dir, loc.slice(BASE.length))),
+      );
+      expect(written.names).toEqual([1, 2, 3].map((n) => `${BASE}sitemap-${n}.xml.gz`));
+      expect(written.urls).toEqual(site.expected);
+    } finally {
+      await site.stop();
     }
   });
 });
