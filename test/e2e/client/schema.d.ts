@@ -187,7 +187,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Part n of a split sitemap: sitemap-<n>.xml */
+        /** Part n of a split sitemap: sitemap-<n>.xml, or sitemap-<n>.xml.gz (application/gzip) with gzip_files */
         get: operations["getApiJobsByIdByPart"];
         put?: never;
         post?: never;
@@ -1068,6 +1068,30 @@ export interface operations {
                         };
                     };
                     /**
+                     * @description robots.txt: `obey`, or `ignore` (its rules keep no URL out; its Crawl-delay and Sitemap lines still apply), for a staging site crawled with its owner's credentials: `ignore` needs `auth` (400 `robots "ignore" needs auth.`).
+                     * @default obey
+                     * @example ignore
+                     */
+                    robots?: "obey" | "ignore";
+                    /**
+                     * @description noindex (meta robots or X-Robots-Tag): `obey`, or `ignore` (pages are listed despite it; nofollow still holds). `ignore` needs `auth` (400 `noindex "ignore" needs auth.`).
+                     * @default obey
+                     * @example ignore
+                     */
+                    noindex?: "obey" | "ignore";
+                    /**
+                     * Format: uri
+                     * @description Every URL of the crawled origin in the sitemap (locs, hreflang and image URLs, part URLs) is written on this http(s) origin instead: crawl staging, list production. The crawl itself is unchanged.
+                     * @example https://www.example.com
+                     */
+                    public_origin?: string;
+                    /**
+                     * @description Also list in-scope documents search engines index (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, plain text, by content type) that answer 200 without `X-Robots-Tag: noindex`, with their Last-Modified; their bodies are not read.
+                     * @default false
+                     * @example true
+                     */
+                    documents?: boolean;
+                    /**
                      * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap).
                      * @default false
                      * @example true
@@ -1507,7 +1531,14 @@ export interface operations {
                      *               "max_concurrency": null,
                      *               "delay_ms": 0,
                      *               "render": "never",
-                     *               "link_report": false
+                     *               "link_report": false,
+                     *               "robots": "obey",
+                     *               "noindex": "obey",
+                     *               "public_origin": null,
+                     *               "documents": false,
+                     *               "max_urls_per_file": 50000,
+                     *               "sitemap_base_url": null,
+                     *               "gzip_files": false
                      *             },
                      *             "created_at": "2026-11-21T10:15:00.000Z",
                      *             "started_at": "2026-11-21T10:15:00.120Z",
@@ -1597,6 +1628,20 @@ export interface operations {
                                     };
                                     /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
                                     link_report: boolean;
+                                    /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                    robots?: "obey" | "ignore";
+                                    /** @description noindex obeyed, or ignored (with auth). */
+                                    noindex?: "obey" | "ignore";
+                                    /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                    public_origin?: string | null;
+                                    /** @description Documents (PDF, office formats, plain text) listed too. */
+                                    documents?: boolean;
+                                    /** @description URLs in one sitemap file. */
+                                    max_urls_per_file?: number;
+                                    /** @description Where the parts will be published; null: the public origin plus /. */
+                                    sitemap_base_url?: string | null;
+                                    /** @description Parts written as sitemap-<n>.xml.gz. */
+                                    gzip_files?: boolean;
                                 };
                                 /** Format: date-time */
                                 created_at: string;
@@ -1656,7 +1701,7 @@ export interface operations {
                                     };
                                     /** @description Path of the sitemap (a <sitemapindex> when split). */
                                     sitemap_url: string;
-                                    /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
+                                    /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
                                     sitemap_parts: number;
                                     /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
                                     links?: {
@@ -1805,6 +1850,48 @@ export interface operations {
                         };
                     };
                     /**
+                     * @description robots.txt: `obey`, or `ignore` (its rules keep no URL out; its Crawl-delay and Sitemap lines still apply), for a staging site crawled with its owner's credentials: `ignore` needs `auth` (400 `robots "ignore" needs auth.`).
+                     * @default obey
+                     * @example ignore
+                     */
+                    robots?: "obey" | "ignore";
+                    /**
+                     * @description noindex (meta robots or X-Robots-Tag): `obey`, or `ignore` (pages are listed despite it; nofollow still holds). `ignore` needs `auth` (400 `noindex "ignore" needs auth.`).
+                     * @default obey
+                     * @example ignore
+                     */
+                    noindex?: "obey" | "ignore";
+                    /**
+                     * Format: uri
+                     * @description Every URL of the crawled origin in the sitemap (locs, hreflang and image URLs, part URLs) is written on this http(s) origin instead: crawl staging, list production. The crawl itself is unchanged.
+                     * @example https://www.example.com
+                     */
+                    public_origin?: string;
+                    /**
+                     * @description Also list in-scope documents search engines index (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, plain text, by content type) that answer 200 without `X-Robots-Tag: noindex`, with their Last-Modified; their bodies are not read.
+                     * @default false
+                     * @example true
+                     */
+                    documents?: boolean;
+                    /**
+                     * @description URLs in one sitemap file: past it the result is split into parts of at most this many under a <sitemapindex>.
+                     * @default 50000
+                     * @example 40000
+                     */
+                    max_urls_per_file?: number;
+                    /**
+                     * Format: uri
+                     * @description Where the parts will be published, an http(s) URL ending with /: the index lists `<sitemap_base_url>sitemap-<n>.xml`. Default: the crawled origin (or `public_origin`) plus /.
+                     * @example https://www.example.com/sitemaps/
+                     */
+                    sitemap_base_url?: string;
+                    /**
+                     * @description Name the parts `sitemap-<n>.xml.gz` and store and serve them gzip-compressed (`application/gzip`).
+                     * @default false
+                     * @example true
+                     */
+                    gzip_files?: boolean;
+                    /**
                      * @description Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
                      * @default false
                      */
@@ -1841,7 +1928,14 @@ export interface operations {
                      *           "max_concurrency": null,
                      *           "delay_ms": 0,
                      *           "render": "never",
-                     *           "link_report": false
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": null,
@@ -1918,6 +2012,20 @@ export interface operations {
                                 };
                                 /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
                                 link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -1977,7 +2085,7 @@ export interface operations {
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
-                                /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
+                                /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
                                 sitemap_parts: number;
                                 /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
                                 links?: {
@@ -2153,7 +2261,14 @@ export interface operations {
                      *           "max_concurrency": null,
                      *           "delay_ms": 0,
                      *           "render": "never",
-                     *           "link_report": false
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -2239,6 +2354,20 @@ export interface operations {
                                 };
                                 /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
                                 link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -2298,7 +2427,7 @@ export interface operations {
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
-                                /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
+                                /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
                                 sitemap_parts: number;
                                 /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
                                 links?: {
@@ -2414,7 +2543,14 @@ export interface operations {
                      *           "max_concurrency": null,
                      *           "delay_ms": 0,
                      *           "render": "never",
-                     *           "link_report": false
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
                      *         },
                      *         "created_at": "2026-11-21T10:15:00.000Z",
                      *         "started_at": "2026-11-21T10:15:00.120Z",
@@ -2489,6 +2625,20 @@ export interface operations {
                                 };
                                 /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
                                 link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -2548,7 +2698,7 @@ export interface operations {
                                 };
                                 /** @description Path of the sitemap (a <sitemapindex> when split). */
                                 sitemap_url: string;
-                                /** @description Number of part files sitemap-<n>.xml; 0 when not split. */
+                                /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
                                 sitemap_parts: number;
                                 /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
                                 links?: {
@@ -2648,10 +2798,10 @@ export interface operations {
                 content: {
                     /**
                      * @example event: progress
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never","link_report":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"running","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never","link_report":false,"robots":"obey","noindex":"obey","public_origin":null,"documents":false,"max_urls_per_file":50000,"sitemap_base_url":null,"gzip_files":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":null,"progress":{"pages_crawled":5120,"pages_queued":8300,"urls_listed":4980,"elapsed_ms":61250}}
                      *
                      *     event: done
-                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never","link_report":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
+                     *     data: {"id":"q7Yc0JxkS1uQm3n2V5rT8w","status":"succeeded","url":"https://example.com/","options":{"max_pages":20000,"max_depth":null,"include":[],"exclude":[],"ignore_query_params":[],"sitemaps_from_robots":false,"alternates":false,"images":false,"max_concurrency":null,"delay_ms":0,"render":"never","link_report":false,"robots":"obey","noindex":"obey","public_origin":null,"documents":false,"max_urls_per_file":50000,"sitemap_base_url":null,"gzip_files":false},"created_at":"2026-11-21T10:15:00.000Z","started_at":"2026-11-21T10:15:00.120Z","finished_at":"2026-11-21T10:32:41.900Z","progress":{"pages_crawled":61234,"pages_queued":0,"urls_listed":60012,"elapsed_ms":1061780},"result":{"url":"https://example.com/","url_count":60012,"pages_crawled":61234,"truncated":false,"duration_ms":1061780,"generated_at":"2026-11-21T10:32:41.900Z","sitemap_url":"/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml","sitemap_parts":2}}
                      */
                     "text/event-stream": string;
                 };
@@ -3009,7 +3159,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Part n of a split result. */
+            /** @description Part n of a split result: XML, or for a job with `gzip_files` (`sitemap-<n>.xml.gz`) the gzip-compressed file as `application/gzip`. */
             200: {
                 headers: {
                     /** @description gzip when the request's Accept-Encoding allows it. */
@@ -3022,6 +3172,7 @@ export interface operations {
                      *     <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url></urlset>
                      */
                     "application/xml": string;
+                    "application/gzip": string;
                 };
             };
             /** @description Missing, unknown or revoked API key. */
