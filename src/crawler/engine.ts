@@ -147,7 +147,12 @@ export async function crawlSite(
   const run = await runCrawl(startUrl, state, limits, deps, { signal, crawl: options });
   const listed: SitemapEntry[] = [];
   for await (const entry of state.entries()) listed.push(entry);
-  const fit = fitSitemap(listed, limits.maxUrls, limits.maxSitemapBytes, sitemapFeatures(options ?? defaultCrawlOptions(limits.maxPages), run.url));
+  const fit = fitSitemap(
+    listed,
+    limits.maxUrls,
+    limits.maxSitemapBytes,
+    sitemapFeatures(options ?? defaultCrawlOptions(limits.maxPages), run.url),
+  );
   const result: CrawlResult = {
     url: run.url,
     entries: fit.entries,

@@ -11,8 +11,9 @@ export const asSchema = (schema: TSchema) => schema as unknown as SchemaObject;
 
 // Elysia's t.Integer also accepts numeric strings and documents itself as "string or integer";
 // these schemas describe JSON values, so they state the plain JSON Schema integer.
-export const jsonInteger = (options: { description?: string; minimum?: number; maximum?: number; default?: number; examples?: number[] } = {}) =>
-  t.Unsafe<number>({ type: "integer", ...options });
+export const jsonInteger = (
+  options: { description?: string; minimum?: number; maximum?: number; default?: number; examples?: number[] } = {},
+) => t.Unsafe<number>({ type: "integer", ...options });
 
 /**
  * Spread into the `detail` of an endpoint that needs no key: OpenAPI reads an operation without

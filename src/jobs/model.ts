@@ -113,10 +113,14 @@ export const JobOptionsModel = t.Object(
     link_report: t.Boolean({ description: "The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json." }),
     robots: t.Optional(directive("robots.txt rules obeyed, or ignored (with auth).")),
     noindex: t.Optional(directive("noindex obeyed, or ignored (with auth).")),
-    public_origin: t.Optional(t.Union([t.String(), t.Null()], { description: "The origin the sitemap's URLs are written on; null: as crawled." })),
+    public_origin: t.Optional(
+      t.Union([t.String(), t.Null()], { description: "The origin the sitemap's URLs are written on; null: as crawled." }),
+    ),
     documents: t.Optional(t.Boolean({ description: "Documents (PDF, office formats, plain text) listed too." })),
     max_urls_per_file: t.Optional(jsonInteger({ minimum: 1, maximum: 50_000, description: "URLs in one sitemap file." })),
-    sitemap_base_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Where the parts will be published; null: the public origin plus /." })),
+    sitemap_base_url: t.Optional(
+      t.Union([t.String(), t.Null()], { description: "Where the parts will be published; null: the public origin plus /." }),
+    ),
     gzip_files: t.Optional(t.Boolean({ description: "Parts written as sitemap-<n>.xml.gz." })),
   },
   { description: "The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted." },
@@ -141,7 +145,9 @@ export const JobResultModel = t.Object({
   politeness: t.Optional(PolitenessModel),
   render: t.Optional(RenderModel),
   sitemap_url: t.String({ description: "Path of the sitemap (a <sitemapindex> when split)." }),
-  sitemap_parts: jsonInteger({ description: "Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split." }),
+  sitemap_parts: jsonInteger({
+    description: "Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split.",
+  }),
   links: t.Optional(LinkCountsModel),
 });
 

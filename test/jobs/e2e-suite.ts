@@ -443,7 +443,11 @@ export function describeJobs(backend: Backend) {
       await waitFor(() => events.length >= 1, 10_000, "a progress event");
       const cancel = await call(front, key, `/api/jobs/${id}`, { method: "DELETE" });
       // Answered with the job as the worker, another instance, left it.
-      expect(await json(cancel)).toMatchObject({ success: true, message: "Job cancelled.", data: { status: "cancelled", result: { truncated: true } } });
+      expect(await json(cancel)).toMatchObject({
+        success: true,
+        message: "Job cancelled.",
+        data: { status: "cancelled", result: { truncated: true } },
+      });
       await stream;
       const done = JSON.parse(events.at(-1)!.data);
       expect(events.at(-1)!.type).toBe("done");
