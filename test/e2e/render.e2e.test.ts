@@ -2,12 +2,16 @@
 // the real browser: a hand-written single-page application listed only when rendered, `auto`
 // choosing for itself, the address guard holding for every request a page makes (fetch, a name,
 // a redirect, an iframe, a WebSocket, a service worker, forms, beacons, workers, a pop-up) and a
-// request that escapes interception meeting the closed proxy, the limits (render timeout, a script
+// request that escapes interception meeting genapi's refusing proxy, the limits (render timeout, a script
 // that allocates without end, 100 sub-requests a page, --render-tabs, a browser killed mid-crawl),
-// politeness counting the browser's requests, a server without Chromium, and `genapi crawl --render`.
+// politeness counting the browser's requests, a server without Chromium, and `genapi crawl --render`;
+// a browser that cannot start failing the crawl (API, jobs, CLI), pages that cannot be rendered
+// counting as failed, and the browser's traffic (its proxy, its User-Agent, each document fetched
+// once, the DOM read back only under the page cap).
 //
 // Chromium refuses to run as root with its sandbox and these tests run as root, so every process
-// that renders is started with GENAPI_CHROMIUM_NO_SANDBOX=1 (the service never sets it). Needs
+// that renders is started with GENAPI_CHROMIUM_NO_SANDBOX=1 (the service never sets it) except the
+// one that shows that refusal. Needs
 // Debian's chromium; skipped with the reason when it cannot be had.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
@@ -851,6 +855,11 @@ new Worker("/worker.js");
         .join("\n");
       expect(said).toContain(`"CONNECT 127.0.0.1:${site.port} HTTP/1.1"`);
       expect(said).toContain(`"CONNECT ${p} HTTP/1.1"`);
+      // The sandboxed srcdoc frame's and the shared worker's requests are intercepted (they met the
+      // proxy before): the site's own came through genapi, the private listener's were refused.
+      for (const path of ["/srcdoc-img", "/shared-fetch", "/worker-fetch"]) expect(site.paths(path)).toHaveLength(2);
+      expect(said).not.toContain("srcdoc-img");
+      expect(said).not.toContain("shared-fetch");
       await Bun.sleep(500);
       expect({ connections: privateListener.connections(), received: privateListener.received() }).toEqual({
         connections: 0,

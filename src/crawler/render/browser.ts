@@ -30,6 +30,8 @@ const DISABLED_FEATURES = [
   // The network time service (clients2.google.com/time) and the optimization guide's fetches.
   "NetworkTimeServiceQuerying",
   "OptimizationGuideModelDownloading",
+  // A sandboxed frame in a process of its own: its requests were not paused (they met the proxy).
+  "IsolateSandboxedIframes",
 ];
 export const MAX_BROWSER_RSS = 1024 * 1024 * 1024;
 /** The longest a retired browser waits for its tabs before it is stopped under them. */
@@ -72,7 +74,7 @@ export interface BrowserOptions {
   log: (message: string) => void;
   /**
    * For tests only (GENAPI_RENDER_TEST_NO_INTERCEPT=1): pages are not intercepted, so a test can
-   * show that a request escaping genapi meets the closed proxy instead of the network.
+   * show that a request escaping genapi meets the refusing proxy instead of the network.
    */
   intercept?: boolean;
   /** Pages a browser renders before it is restarted (RESTART_EVERY_PAGES; lower in tests). */
@@ -284,6 +286,13 @@ export class Browser {
     try {
       const url = await devtoolsUrl(proc);
       const cdp = await Cdp.connect(url);
+      // Shared workers start paused and attached here; the page of their context intercepts them (render.ts).
+      await cdp.send("Target.setAutoAttach", {
+        autoAttach: true,
+        waitForDebuggerOnStart: true,
+        flatten: true,
+        filter: [{ type: "shared_worker", exclude: false }],
+      });
       const running: Running = { proc, cdp, userDataDir, pages: 0, inFlight: 0, onDrained: null };
       this.current = running;
       this.startMs += performance.now() - began;

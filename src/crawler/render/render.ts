@@ -1,22 +1,25 @@
 // One page rendered in the browser, every request of it answered by genapi. The page opens in a
 // fresh browser context (no cookie, storage or cache shared with anything else), the Fetch domain
-// pauses each request of the page and of the workers and frames it starts (before any DNS lookup
-// or connection), and each is answered here:
+// pauses each request of the page, of the frames and workers it starts, and of the shared workers
+// of its context (attached at the browser's level, Browser.launch: their fetches met the proxy
+// before), before any DNS lookup or connection, and each is answered here:
 // - the document itself with the bytes the crawl already fetched (no second request): the first
 //   document request of the page's main frame, however the browser spells its URL (it encodes a
 //   query's `'` as %27, which the crawl keeps as written: matched by URL, such a page was fetched twice);
 // - other GET/HEAD requests through the crawl's network path: the address guard with its own DNS
 //   answer, politeness, the HTTP client's TLS checks and size caps; the page's own origin as the
 //   crawl's policy allows, other origins only on public addresses; at most MAX_SUBREQUESTS;
-// - anything else (POST and other methods, beacons, forms, WebSocket upgrades, non-http schemes,
-//   the 101st request) fails. Service workers are not registered and downloads are denied.
+// - anything else (POST and other methods, beacons, forms, non-http schemes, the 101st request)
+//   fails. Service workers are not registered and downloads are denied. WebSockets are not paused
+//   by the Fetch domain: they meet the browser's refusing proxy (browser.ts).
 // Every request genapi answers carries the browser's User-Agent with genapi's product token added
 // (`... HeadlessChrome/156.0.0.0 Safari/537.36 genapi/<version>`), set in the page and its workers
 // and on each request handed to the network.
 // The DOM is read once the load event has fired and the network has been quiet for 500 ms, or
 // when the render timeout strikes, whichever comes first. It is measured in the page before it is
-// sent: a DOM over the crawl's page cap is not transferred (a 50 MB text DOM took the server from 60
-// to 268 MB when it was). A page whose DOM cannot be read, or whose tab fails, is a RenderError.
+// sent: a DOM over the crawl's page cap is not transferred (a 20 MB text DOM read back took the
+// process from 19 to 123 MB; the issue measured a 50 MB one from 60 to 268 MB). A page whose DOM
+// cannot be read, or whose tab fails, is a RenderError.
 import type { Protocol } from "devtools-protocol";
 import { discardBody, readCapped } from "../net/body.ts";
 import { type Browser, BrowserStartError } from "./browser.ts";
@@ -202,9 +205,14 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
         loadedAt = performance.now();
       }
     }),
-    // Frames and workers of the page: intercepted as the page is, then let run.
+    // Frames and workers of the page, and the shared workers of its context (attached to the
+    // browser, Browser.launch): intercepted as the page is, then let run.
     cdp.on("Target.attachedToTarget", (event, parent) => {
-      if (!sessions.has(parent ?? "")) return;
+      const mine =
+        parent === undefined
+          ? event.targetInfo.type === "shared_worker" && event.targetInfo.browserContextId === browserContextId
+          : sessions.has(parent);
+      if (!mine) return;
       const child = event.sessionId;
       sessions.add(child);
       void (async () => {
