@@ -256,9 +256,10 @@ export class Browser {
       // No network of its own: whatever is not intercepted meets genapi's refusing proxy, loopback included.
       `--proxy-server=http://127.0.0.1:${this.proxy.port}`,
       "--proxy-bypass-list=<-loopback>",
-      // Chromium's own services. Chromium 156 still makes an on-demand component request
-      // (update.googleapis.com) and account checks (accounts.google.com) at start with every switch
-      // tried: they meet the refusing proxy like any other escape.
+      // Chromium's own services. Chromium 156 still asks update.googleapis.com for one component
+      // ("Optimization Guide On Device Model", on demand) and connects to accounts.google.com at
+      // start with every switch tried (OptimizationGuideOnDeviceModel, --dns-prefetch-disable,
+      // preconnect features, signin prefs): they meet the refusing proxy like any other escape.
       "--disable-background-networking",
       // WebRTC would reach the network over UDP, around the proxy: no UDP but through it (none).
       "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
