@@ -16,6 +16,12 @@ import { delimiter, join } from "node:path";
 import { Cdp, CdpError } from "./cdp.ts";
 
 export const RESTART_EVERY_PAGES = 500;
+export const MAX_BROWSER_RSS = 1024 * 1024 * 1024;
+/** The longest a retired browser waits for its tabs before it is stopped under them. */
+const RETIRE_WAIT_MS = 30_000;
+/** The browser's processes are measured every so many pages. */
+const MEASURE_EVERY_PAGES = 25;
+const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
 /** Chromium features that reach the network by themselves, or that would take requests around interception. */
 const DISABLED_FEATURES = [
   "Translate",
@@ -27,18 +33,11 @@ const DISABLED_FEATURES = [
   "AutofillServerCommunication",
   "InterestFeedContentSuggestions",
   "CertificateTransparencyComponentUpdater",
-  // The network time service (clients2.google.com/time) and the optimization guide's fetches.
+  // The network time service (clients2.google.com/time).
   "NetworkTimeServiceQuerying",
-  "OptimizationGuideModelDownloading",
   // A sandboxed frame in a process of its own: its requests were not paused (they met the proxy).
   "IsolateSandboxedIframes",
 ];
-export const MAX_BROWSER_RSS = 1024 * 1024 * 1024;
-/** The longest a retired browser waits for its tabs before it is stopped under them. */
-const RETIRE_WAIT_MS = 30_000;
-/** The browser's processes are measured every so many pages. */
-const MEASURE_EVERY_PAGES = 25;
-const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
 
 /** The first of the usual Chromium names on PATH, or the path given; null when there is none. */
 export function findChromium(given: string | null, path = process.env.PATH ?? ""): string | null {
@@ -106,6 +105,7 @@ export class Browser {
   /** Time spent starting browsers, ms (from spawn to the DevTools connection), for the bench. */
   startMs = 0;
   private proxy: RefusingProxy | null = null;
+  private readonly proxyListeners = new Set<ProxyRefusal>();
 
   constructor(readonly options: BrowserOptions) {}
 
@@ -124,8 +124,6 @@ export class Browser {
     this.proxyListeners.add(listener);
     return () => this.proxyListeners.delete(listener);
   }
-
-  private readonly proxyListeners = new Set<ProxyRefusal>();
 
   private get restartEvery(): number {
     return this.options.restartEveryPages ?? RESTART_EVERY_PAGES;
@@ -324,7 +322,7 @@ export class Browser {
 /**
  * The browser's proxy: a loopback listener on an ephemeral port that answers nothing. Each
  * connection is counted and closed once its first bytes (a CONNECT or an absolute-URI request
- * line) arrive, or after a second; the first line goes to `onRefused`.
+ * line) arrive, or after a second of silence; its first line goes to `onRefused`.
  */
 class RefusingProxy {
   refused = 0;
@@ -349,6 +347,10 @@ class RefusingProxy {
           socket.end();
         },
         timeout: (socket) => {
+          if (!socket.data.told) {
+            socket.data.told = true;
+            onRefused("(a connection that sent nothing)");
+          }
           socket.end();
         },
         error: () => {},
