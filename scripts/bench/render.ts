@@ -246,6 +246,8 @@ async function phaseRun(chromium: string, site: string, pages: number): Promise<
         const document = { status: res.status, headers: res.headers, body: new Uint8Array(await res.arrayBuffer()) };
         const rendered = await renderPage(browser, {
           url,
+          userAgent: "genapi/bench",
+          maxDomBytes: 5 * 1024 * 1024,
           document,
           fetch: (sub, init) => fetch(sub, { method: init.method, headers: init.headers, signal: init.signal }),
           timeoutMs: 10_000,

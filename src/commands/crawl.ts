@@ -235,7 +235,16 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
       ? null
       : {
           // The user's own Chromium, sandboxed unless GENAPI_CHROMIUM_NO_SANDBOX=1 (root in a container).
-          browser: new Browser({ executable: chromium, tabs: 2, noSandbox: process.env.GENAPI_CHROMIUM_NO_SANDBOX === "1", log: () => {} }),
+          // What it has to say (a page that failed, a restart, a refused escape) goes to stderr.
+          browser: new Browser({
+            executable: chromium,
+            tabs: 2,
+            noSandbox: process.env.GENAPI_CHROMIUM_NO_SANDBOX === "1",
+            log: (message) => {
+              progress?.clear();
+              io.stderr(`genapi: ${message}\n`);
+            },
+          }),
           timeoutMs: 15_000,
         };
   let run: CrawlRun;

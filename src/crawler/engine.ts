@@ -15,7 +15,8 @@ import { type CrawlConnection, type CrawlNetwork, plainConnection } from "./net/
 import { hostOfUrl, type PolitenessReport } from "./net/politeness.ts";
 import type { RenderMode } from "./options.ts";
 import type { Browser } from "./render/browser.ts";
-import { renderPage } from "./render/render.ts";
+import { BrowserStartError } from "./render/browser.ts";
+import { RenderError, renderPage } from "./render/render.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
 import { timerDelay } from "./net/abort.ts";
 import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
@@ -131,6 +132,8 @@ const GC_EVERY_PAGES = 5_000;
 export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 const DOCUMENT_TOO_LARGE = "document larger than 64 MB";
 const PROGRESS_EVERY_MS = 1_000;
+/** Distinct request lines refused at the browser's proxy that a crawl's log line quotes. */
+const MAX_PROXY_LINES = 5;
 
 /**
  * Crawls the origin of `startUrl` in memory and renders its sitemap: POST /api/generate's crawl.
@@ -204,6 +207,7 @@ export async function runCrawl(
     report();
     return run;
   } finally {
+    crawl.close();
     clearTimeout(timer);
     clearInterval(ticker);
     signal?.removeEventListener("abort", onAbort);
@@ -213,7 +217,15 @@ export async function runCrawl(
 /** What one request answered, once it is not a redirect: a page is read (links extracted) at once. */
 type Answer =
   | { kind: "page"; page: PageRead }
-  | { kind: "failed"; reason: string; exclusion: ExclusionReason; tooLarge?: true; status?: number };
+  | {
+      kind: "failed";
+      reason: string;
+      exclusion: ExclusionReason;
+      tooLarge?: true;
+      status?: number;
+      /** The page answered; the browser could not render it (not a broken link). */
+      renderFailed?: true;
+    };
 
 /** A page's answer kept raw for the browser: read (rendered or not) once its request is over. */
 type RawPage = { kind: "raw"; status: number; headers: Headers; body: Uint8Array; html: string };
@@ -250,6 +262,11 @@ class Crawl {
   private renderDecided: boolean;
   private pagesRendered = 0;
   private renderFailureTold = false;
+  /** Stops hearing of the browser's proxy refusals (set while the crawl may render). */
+  private stopHearingProxy: (() => void) | null = null;
+  /** Connections refused at the browser's proxy while this crawl rendered, and the first few request lines. */
+  private proxyRefused = 0;
+  private readonly proxyLines = new Set<string>();
   private readonly productToken: string;
   private scope = "";
   /** `${scope}/`: every URL of the crawl starts with it (judgeLink tests it for every link). */
@@ -302,7 +319,27 @@ class Crawl {
     const mode = deps.renderer ? (options.render ?? "never") : "never";
     this.rendering = mode === "always";
     this.renderDecided = mode !== "auto";
+    if (mode !== "never" && deps.renderer) {
+      const browser = deps.renderer.browser;
+      // What escaped interception while this crawl rendered: said once, when the crawl ends (close).
+      this.stopHearingProxy = browser.onProxyRefusal((line) => {
+        if (!this.rendering && this.renderDecided) return;
+        this.proxyRefused++;
+        if (this.proxyLines.size < MAX_PROXY_LINES) this.proxyLines.add(line);
+      });
+    }
     this.request = createRequester(this.connection.fetch, headers, limits.requestTimeoutMs, stop.signal);
+  }
+
+  /** Ends what the crawl holds beyond its run. */
+  close(): void {
+    this.stopHearingProxy?.();
+    this.stopHearingProxy = null;
+    if (this.proxyRefused === 0) return;
+    const lines = [...this.proxyLines].map((line) => JSON.stringify(line)).join(", ");
+    this.deps.renderer!.browser.options.log(
+      `${this.proxyRefused} request(s) of the browser escaped interception and were refused at its proxy while ${this.scope || "this crawl"} rendered: ${lines}`,
+    );
   }
 
   progress(): { pagesCrawled: number; pagesQueued: number; urlsListed: number; elapsedMs: number } {
@@ -454,7 +491,14 @@ class Crawl {
         active.add(task);
       }
       if (active.size === 0) break;
-      await Promise.race(active);
+      try {
+        await Promise.race(active);
+      } catch (err) {
+        // A failure of the whole crawl (the browser cannot start): the other pages stop with it.
+        this.stop.abort(new CrawlStopped("aborted"));
+        await Promise.allSettled(active);
+        throw err;
+      }
     }
     if (this.buffer.length > 0 || this.queued > 0) this.truncated = true;
   }
@@ -596,7 +640,9 @@ class Crawl {
     }
     const answer = followed.value;
     // Not HTML, or over the size cap: the link works, it is only not listed.
-    const broken = answer.kind === "failed" && (answer.exclusion === "http_error" || (answer.exclusion === "failed" && !answer.tooLarge));
+    const broken =
+      answer.kind === "failed" &&
+      (answer.exclusion === "http_error" || (answer.exclusion === "failed" && !answer.tooLarge && !answer.renderFailed));
     fates.push({
       url: followed.url,
       fate: broken ? { kind: "broken", status: answer.status ?? null, error: answer.reason } : FINE,
@@ -744,7 +790,7 @@ class Crawl {
     const step = await this.fetchRaw(url, hops);
     if (step.kind !== "final" || step.value.kind !== "raw") return step as HopStep<Answer>;
     const { status, headers, body, html } = step.value;
-    return { kind: "final", value: { kind: "page", page: await this.readRendered(url, status, headers, body, html) } };
+    return { kind: "final", value: await this.readRendered(url, status, headers, body, html) };
   }
 
   /**
@@ -752,40 +798,53 @@ class Crawl {
    * both ways to decide): the document's own answer decides status and headers, the DOM gives the
    * links, robots meta, canonical, alternates and images.
    */
-  private async readRendered(url: string, status: number, headers: Headers, body: Uint8Array, html: string): Promise<PageRead> {
-    const raw = this.readPage(url, status, headers, html);
+  private async readRendered(url: string, status: number, headers: Headers, body: Uint8Array, html: string): Promise<Answer> {
     const dom = await this.render(url, status, headers, body);
-    if (dom === null) return raw;
-    const rendered = this.readPage(url, status, headers, dom);
-    if (this.renderDecided) return rendered;
+    // A page the browser could not render is not read raw instead: with `auto` undecided its raw
+    // links would pass for "nothing to add", and with `always` it would look rendered.
+    if (dom.kind === "failed") return { kind: "failed", reason: `render failed: ${dom.reason}`, exclusion: "failed", renderFailed: true };
+    const rendered = this.readPage(url, status, headers, dom.html);
+    if (this.renderDecided) return { kind: "page", page: rendered };
     // auto: render the crawl when the browser finds in-scope links the raw HTML lacks.
+    const raw = this.readPage(url, status, headers, html);
     this.renderDecided = true;
     const prefix = `${originOf(url)}/`;
     const known = new Set(raw.links);
     this.rendering = rendered.links.some((link) => link.startsWith(prefix) && !known.has(link));
-    return this.rendering ? rendered : raw;
+    return { kind: "page", page: this.rendering ? rendered : raw };
   }
 
-  /** The DOM of `url` once rendered, or null when it could not be (the raw HTML is read instead). */
-  private async render(url: string, status: number, headers: Headers, body: Uint8Array): Promise<string | null> {
-    const renderer = this.deps.renderer;
-    if (!renderer) return null;
+  /**
+   * The DOM of `url` once rendered, or why this page could not be rendered. A browser that cannot
+   * be started fails the crawl (CrawlFailedError): no page of it could be rendered.
+   */
+  private async render(
+    url: string,
+    status: number,
+    headers: Headers,
+    body: Uint8Array,
+  ): Promise<{ kind: "dom"; html: string } | { kind: "failed"; reason: string }> {
+    const renderer = this.deps.renderer!;
     try {
       const page = await renderPage(renderer.browser, {
         url,
+        userAgent: this.deps.userAgent,
+        maxDomBytes: this.limits.maxBodyBytes,
         document: { status, headers, body },
         fetch: (target, init) => this.connection.subFetch(target, init),
         timeoutMs: renderer.timeoutMs,
         signal: this.stop.signal,
       });
       this.pagesRendered++;
-      return page.html;
+      return { kind: "dom", html: page.html };
     } catch (err) {
       if (this.stop.signal.aborted) throw this.stop.signal.reason;
-      // Read raw instead; the operator hears of it once per crawl.
-      if (!this.renderFailureTold) renderer.browser.options.log(`rendering ${url} failed, read raw instead: ${(err as Error).message}`);
+      if (err instanceof BrowserStartError) throw new CrawlFailedError(`render failed: ${err.reason}`);
+      if (!(err instanceof RenderError)) throw err;
+      // Counted under `failed` with its URL; the operator hears of the first once per crawl.
+      if (!this.renderFailureTold) renderer.browser.options.log(`rendering ${url} failed: ${err.reason}`);
       this.renderFailureTold = true;
-      return null;
+      return { kind: "failed", reason: err.reason };
     }
   }
 

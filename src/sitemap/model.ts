@@ -462,7 +462,10 @@ export const generateResponses = {
     "The crawl found no URL to list; the reason is in parentheses. Counts against the quota.",
     "Could not crawl https://example.com/: no indexable page found (the start page is noindex)",
   ),
-  502: error("The start page could not be crawled.", "Could not crawl https://example.com/: HTTP 404"),
+  502: error(
+    "The start page could not be crawled, or, with `render`, the browser could not be started or the start page rendered (`Could not crawl <url>: render failed: <reason>`).",
+    "Could not crawl https://example.com/: HTTP 404",
+  ),
   503: error(
     "Too many crawls running and queued, or the database busy, unreachable, full, read-only or failing (`Service temporarily unavailable: the database is <problem>.`); the request did not count.",
     "The service is busy: too many sitemap crawls are running. Try again shortly.",

@@ -13,6 +13,8 @@ export interface Visit {
   start: number;
   /** performance.now() when the answer was made, 0 while in flight. */
   end: number;
+  /** The request's User-Agent, "" when it sent none. */
+  userAgent: string;
 }
 
 export interface RenderSite {
@@ -44,7 +46,13 @@ export function serveRenderSite(routes: Record<string, RenderRoute>): RenderSite
     idleTimeout: 120,
     async fetch(req) {
       const url = new URL(req.url);
-      const visit: Visit = { method: req.method, path: url.pathname + url.search, start: performance.now(), end: 0 };
+      const visit: Visit = {
+        method: req.method,
+        path: url.pathname + url.search,
+        start: performance.now(),
+        end: 0,
+        userAgent: req.headers.get("user-agent") ?? "",
+      };
       visits.push(visit);
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);

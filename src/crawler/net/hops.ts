@@ -29,8 +29,8 @@ export type Followed<P> =
 
 /**
  * Requests `start` with `step` and follows its redirects under `policy`. `step` throws only for a
- * stopped crawl (rethrown) or a refused address (handled per policy); every other failure is its
- * final value.
+ * stopped or failed crawl (rethrown) or a refused address (handled per policy); every other failure
+ * is its final value.
  */
 export async function followHops<P>(start: string, policy: HopPolicy, step: (url: string) => Promise<HopStep<P>>): Promise<Followed<P>> {
   const chain: string[] = [];

@@ -1,8 +1,12 @@
 // The system's Chromium, started and kept by genapi: headless, over the DevTools protocol, with no
-// network of its own. Its proxy is a closed loopback port (loopback included: `<-loopback>`), its
-// background traffic is off, and every request a rendered page makes is paused by the Fetch domain
-// and answered by genapi (render.ts); a request that escaped interception would meet the closed
-// proxy and fail, never the network.
+// network of its own. Every request a rendered page makes is paused by the Fetch domain and
+// answered by genapi (render.ts). What the Fetch domain does not pause goes to the browser's
+// proxy, loopback included (`<-loopback>`): WebSockets, and Chromium's own services (a listener on
+// the former proxy port 127.0.0.1:9 received 11 connections in one crawl: time, update and account
+// services, a sandboxed srcdoc frame's requests, WebSockets). The proxy is a listener genapi owns
+// on an ephemeral loopback port (RefusingProxy) that closes every connection unanswered and tells
+// the crawls that listen; a closed port refused as well, but another process could take it, and
+// nobody heard of what reached it.
 //
 // One browser per process, shared by every crawl; `tabs` pages render at once. It is restarted
 // every RESTART_EVERY_PAGES pages, when its processes pass MAX_BROWSER_RSS, and after a crash.
@@ -18,6 +22,22 @@ const RETIRE_WAIT_MS = 30_000;
 /** The browser's processes are measured every so many pages. */
 const MEASURE_EVERY_PAGES = 25;
 const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
+/** Chromium features that reach the network by themselves, or that would take requests around interception. */
+const DISABLED_FEATURES = [
+  "Translate",
+  "OptimizationHints",
+  "OptimizationHintsFetching",
+  "OptimizationGuideModelDownloading",
+  "MediaRouter",
+  "DialMediaRouteProvider",
+  "AutofillServerCommunication",
+  "InterestFeedContentSuggestions",
+  "CertificateTransparencyComponentUpdater",
+  // The network time service (clients2.google.com/time).
+  "NetworkTimeServiceQuerying",
+  // A sandboxed frame in a process of its own: its requests were not paused (they met the proxy).
+  "IsolateSandboxedIframes",
+];
 
 /** The first of the usual Chromium names on PATH, or the path given; null when there is none. */
 export function findChromium(given: string | null, path = process.env.PATH ?? ""): string | null {
@@ -29,6 +49,17 @@ export function findChromium(given: string | null, path = process.env.PATH ?? ""
   }
   return null;
 }
+
+/** Chromium could not be started (or started again after it died): the crawls that need it fail. */
+export class BrowserStartError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = "BrowserStartError";
+  }
+}
+
+/** A request that escaped interception and reached the browser's proxy: its first line. */
+export type ProxyRefusal = (requestLine: string) => void;
 
 export interface BrowserOptions {
   executable: string;
@@ -42,7 +73,7 @@ export interface BrowserOptions {
   log: (message: string) => void;
   /**
    * For tests only (GENAPI_RENDER_TEST_NO_INTERCEPT=1): pages are not intercepted, so a test can
-   * show that a request escaping genapi meets the closed proxy instead of the network.
+   * show that a request escaping genapi meets the refusing proxy instead of the network.
    */
   intercept?: boolean;
   /** Pages a browser renders before it is restarted (RESTART_EVERY_PAGES; lower in tests). */
@@ -73,8 +104,26 @@ export class Browser {
   starts = 0;
   /** Time spent starting browsers, ms (from spawn to the DevTools connection), for the bench. */
   startMs = 0;
+  private proxy: RefusingProxy | null = null;
+  private readonly proxyListeners = new Set<ProxyRefusal>();
 
   constructor(readonly options: BrowserOptions) {}
+
+  /** Connections refused at the browser's proxy since this keeper started (requests that escaped interception). */
+  get proxyRefusals(): number {
+    return this.proxy?.refused ?? 0;
+  }
+
+  /** The proxy's port once a browser has started (for tests), else null. */
+  get proxyPort(): number | null {
+    return this.proxy?.port ?? null;
+  }
+
+  /** Hears of each connection refused at the proxy while it is registered; returns the removal. */
+  onProxyRefusal(listener: ProxyRefusal): () => void {
+    this.proxyListeners.add(listener);
+    return () => this.proxyListeners.delete(listener);
+  }
 
   private get restartEvery(): number {
     return this.options.restartEveryPages ?? RESTART_EVERY_PAGES;
@@ -121,6 +170,8 @@ export class Browser {
     this.retiring.clear();
     const r = await running?.catch(() => null);
     await Promise.all([...(r ? [r] : []), ...retiring].map(stop));
+    this.proxy?.stop();
+    this.proxy = null;
   }
 
   private slot(signal: AbortSignal): Promise<void> {
@@ -192,14 +243,21 @@ export class Browser {
   private async launch(): Promise<Running> {
     this.starts++;
     const began = performance.now();
+    this.proxy ??= new RefusingProxy((line) => {
+      for (const listener of this.proxyListeners) listener(line);
+    });
     const userDataDir = mkdtempSync(join(tmpdir(), "genapi-chromium-"));
     const args = [
       "--headless=new",
       "--remote-debugging-port=0",
       `--user-data-dir=${userDataDir}`,
-      // No network of its own: whatever is not intercepted meets a closed port, loopback included.
-      "--proxy-server=http://127.0.0.1:9",
+      // No network of its own: whatever is not intercepted meets genapi's refusing proxy, loopback included.
+      `--proxy-server=http://127.0.0.1:${this.proxy.port}`,
       "--proxy-bypass-list=<-loopback>",
+      // Chromium's own services. Chromium 156 still asks update.googleapis.com for one component
+      // ("Optimization Guide On Device Model", on demand) and connects to accounts.google.com at
+      // start with every switch tried (OptimizationGuideOnDeviceModel, --dns-prefetch-disable,
+      // preconnect features, signin prefs): they meet the refusing proxy like any other escape.
       "--disable-background-networking",
       // WebRTC would reach the network over UDP, around the proxy: no UDP but through it (none).
       "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
@@ -210,7 +268,10 @@ export class Browser {
       "--disable-extensions",
       "--disable-domain-reliability",
       "--disable-client-side-phishing-detection",
-      "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater",
+      "--safebrowsing-disable-auto-update",
+      "--no-pings",
+      "--disable-breakpad",
+      `--disable-features=${DISABLED_FEATURES.join(",")}`,
       "--no-first-run",
       "--no-default-browser-check",
       "--metrics-recording-only",
@@ -224,6 +285,13 @@ export class Browser {
     try {
       const url = await devtoolsUrl(proc);
       const cdp = await Cdp.connect(url);
+      // Shared workers start paused and attached here; the page of their context intercepts them (render.ts).
+      await cdp.send("Target.setAutoAttach", {
+        autoAttach: true,
+        waitForDebuggerOnStart: true,
+        flatten: true,
+        filter: [{ type: "shared_worker", exclude: false }],
+      });
       const running: Running = { proc, cdp, userDataDir, pages: 0, inFlight: 0, onDrained: null };
       this.current = running;
       this.startMs += performance.now() - began;
@@ -240,8 +308,62 @@ export class Browser {
     } catch (error) {
       proc.kill("SIGKILL");
       rmSync(userDataDir, { recursive: true, force: true });
-      throw error;
+      throw new BrowserStartError(this.withAdvice((error as Error).message));
     }
+  }
+
+  /** Chromium's reason, and the way out where it runs as root with its sandbox on. */
+  private withAdvice(reason: string): string {
+    if (process.getuid?.() !== 0 || this.options.noSandbox) return reason;
+    return `${reason} (as root, Chromium needs its sandbox off: set GENAPI_CHROMIUM_NO_SANDBOX=1, or run genapi as another user)`;
+  }
+}
+
+/**
+ * The browser's proxy: a loopback listener on an ephemeral port that answers nothing. Each
+ * connection is counted and closed once its first bytes (a CONNECT or an absolute-URI request
+ * line) arrive, or after a second of silence; its first line goes to `onRefused`.
+ */
+class RefusingProxy {
+  refused = 0;
+  private readonly listener: Bun.TCPSocketListener<{ told: boolean }>;
+
+  constructor(onRefused: ProxyRefusal) {
+    this.listener = Bun.listen<{ told: boolean }>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open: (socket) => {
+          this.refused++;
+          socket.data = { told: false };
+          socket.timeout(1);
+        },
+        data: (socket, data) => {
+          if (!socket.data.told) {
+            socket.data.told = true;
+            const text = new TextDecoder().decode(data.subarray(0, 300));
+            onRefused(text.split("\r\n")[0]!.slice(0, 200));
+          }
+          socket.end();
+        },
+        timeout: (socket) => {
+          if (!socket.data.told) {
+            socket.data.told = true;
+            onRefused("(a connection that sent nothing)");
+          }
+          socket.end();
+        },
+        error: () => {},
+      },
+    });
+  }
+
+  get port(): number {
+    return this.listener.port;
+  }
+
+  stop(): void {
+    this.listener.stop(true);
   }
 }
 
@@ -284,7 +406,7 @@ async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
   // Chromium says why on a FATAL or ERROR line (a sandbox it cannot use, a missing library); else its last line.
   const lines = text.trim().split("\n");
   const why = lines.find((line) => /FATAL|ERROR/.test(line)) ?? lines.at(-1) ?? "";
-  throw new CdpError(`the browser did not start${why ? `: ${why.replace(/^\[[^\]]*\]\s*/, "").slice(0, 300)}` : ""}`);
+  throw new CdpError(`Chromium did not start${why ? `: ${why.replace(/^\[[^\]]*\]\s*/, "").slice(0, 300)}` : ""}`);
 }
 
 /**

@@ -1,19 +1,29 @@
 // One page rendered in the browser, every request of it answered by genapi. The page opens in a
 // fresh browser context (no cookie, storage or cache shared with anything else), the Fetch domain
-// pauses each request of the page and of the workers and frames it starts (before any DNS lookup
-// or connection), and each is answered here:
-// - the document itself with the bytes the crawl already fetched (no second request);
+// pauses each request of the page, of the frames and workers it starts, and of the shared workers
+// of its context (attached at the browser's level, Browser.launch: their fetches met the proxy
+// before), before any DNS lookup or connection, and each is answered here:
+// - the document itself with the bytes the crawl already fetched (no second request): the first
+//   document request of the page's main frame, however the browser spells its URL (it encodes a
+//   query's `'` as %27, which the crawl keeps as written: matched by URL, such a page was fetched twice);
 // - other GET/HEAD requests through the crawl's network path: the address guard with its own DNS
 //   answer, politeness, the HTTP client's TLS checks and size caps; the page's own origin as the
 //   crawl's policy allows, other origins only on public addresses; at most MAX_SUBREQUESTS;
-// - anything else (POST and other methods, beacons, forms, WebSocket upgrades, non-http schemes,
-//   the 101st request) fails. Service workers are not registered and downloads are denied.
+// - anything else (POST and other methods, beacons, forms, non-http schemes, the 101st request)
+//   fails. Service workers are not registered and downloads are denied. WebSockets are not paused
+//   by the Fetch domain: they meet the browser's refusing proxy (browser.ts).
+// Every request genapi answers carries the browser's User-Agent with genapi's product token added
+// (`... HeadlessChrome/156.0.0.0 Safari/537.36 genapi/<version>`), set in the page and its workers
+// and on each request handed to the network.
 // The DOM is read once the load event has fired and the network has been quiet for 500 ms, or
-// when the render timeout strikes, whichever comes first.
+// when the render timeout strikes, whichever comes first. It is measured in the page before it is
+// sent: a DOM over the crawl's page cap is not transferred (a 20 MB text DOM read back took the
+// process from 19 to 123 MB; the issue measured a 50 MB one from 60 to 268 MB). A page whose DOM
+// cannot be read, or whose tab fails, is a RenderError.
 import type { Protocol } from "devtools-protocol";
 import { discardBody, readCapped } from "../net/body.ts";
-import type { Browser } from "./browser.ts";
-import { type Cdp, CdpError } from "./cdp.ts";
+import { type Browser, BrowserStartError } from "./browser.ts";
+import type { Cdp } from "./cdp.ts";
 
 export const MAX_SUBREQUESTS = 100;
 /** Quiet time after the load event before the DOM is read. */
@@ -27,8 +37,20 @@ export type SubFetch = (
   init: { method: "GET" | "HEAD"; headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal },
 ) => Promise<Response>;
 
+/** One page could not be rendered (its DOM unreadable or too large, its tab crashed): the crawl goes on. */
+export class RenderError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = "RenderError";
+  }
+}
+
 export interface RenderInput {
   url: string;
+  /** "genapi/<version>": added to the browser's own User-Agent. */
+  userAgent: string;
+  /** The largest DOM read back, bytes of UTF-8 (the crawl's page cap). */
+  maxDomBytes: number;
   /** The document's own answer, already fetched by the crawl. */
   document: { status: number; headers: Headers; body: Uint8Array };
   fetch: SubFetch;
@@ -67,10 +89,32 @@ const PAGE_PRELUDE = `(() => {
   for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel"]) { try { delete window[name]; } catch {} }
 })();`;
 
+/**
+ * Renders one page. Throws BrowserStartError when the browser cannot be started, RenderError when
+ * this page cannot be rendered, and the signal's reason once it is aborted.
+ */
 export async function renderPage(browser: Browser, input: RenderInput): Promise<Rendered> {
   const asked = performance.now();
-  return browser.withTab(input.signal, (cdp) => renderIn(browser, cdp, input, performance.now() - asked));
+  try {
+    return await browser.withTab(input.signal, (cdp) => renderIn(browser, cdp, input, performance.now() - asked));
+  } catch (error) {
+    if (input.signal.aborted) throw input.signal.reason;
+    if (error instanceof BrowserStartError || error instanceof RenderError) throw error;
+    // The DevTools connection or the tab failed under this page (a crash, the browser killed).
+    throw new RenderError(`its tab failed: ${(error as Error).message}`);
+  }
 }
+
+/**
+ * The page's HTML (doctype and documentElement.outerHTML) if its UTF-8 size is at most `max`
+ * bytes, else its size; measured in the page, so that a larger DOM never leaves the browser.
+ */
+const readDom = (max: number) => `(() => {
+  const html = (document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "") + document.documentElement.outerHTML;
+  if (html.length * 3 <= ${max}) return { html };
+  const bytes = new Blob([html]).size;
+  return bytes <= ${max} ? { html } : { bytes };
+})()`;
 
 async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: number): Promise<Rendered> {
   const began = performance.now();
@@ -87,6 +131,8 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
   let lastActivity = performance.now();
   let loaded = false;
   let documentServed = false;
+  let pageTarget = "";
+  let userAgent = "";
   const origin = new URL(input.url).origin;
 
   const fail = (requestId: string, sessionId: string | undefined) => {
@@ -98,8 +144,8 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
     const { requestId, request } = event;
     lastActivity = performance.now();
     if (!sessions.has(sessionId ?? "")) return;
-    // The document: the crawl's own answer.
-    if (!documentServed && event.resourceType === "Document" && request.url.split("#")[0] === input.url) {
+    // The document: the crawl's own answer to the first document request of the main frame.
+    if (!documentServed && sessionId === pageSession && event.resourceType === "Document" && event.frameId === pageTarget) {
       documentServed = true;
       await cdp
         .send(
@@ -130,7 +176,7 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
     try {
       const res = await input.fetch(url, {
         method: method as "GET" | "HEAD",
-        headers: safeHeaders(request.headers),
+        headers: { ...safeHeaders(request.headers), "User-Agent": userAgent },
         sameOrigin: url.origin === origin,
         signal: abort.signal,
       });
@@ -159,13 +205,19 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
         loadedAt = performance.now();
       }
     }),
-    // Frames and workers of the page: intercepted as the page is, then let run.
+    // Frames and workers of the page, and the shared workers of its context (attached to the
+    // browser, Browser.launch): intercepted as the page is, then let run.
     cdp.on("Target.attachedToTarget", (event, parent) => {
-      if (!sessions.has(parent ?? "")) return;
+      const mine =
+        parent === undefined
+          ? event.targetInfo.type === "shared_worker" && event.targetInfo.browserContextId === browserContextId
+          : sessions.has(parent);
+      if (!mine) return;
       const child = event.sessionId;
       sessions.add(child);
       void (async () => {
         if (browser.options.intercept !== false) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
+        await cdp.send("Network.setUserAgentOverride", { userAgent }, child).catch(() => {});
         await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, child).catch(() => {});
         await cdp.send("Runtime.runIfWaitingForDebugger", undefined, child).catch(() => {});
       })();
@@ -179,10 +231,13 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
   let readAt = 0;
   try {
     await cdp.send("Browser.setDownloadBehavior", { behavior: "deny", browserContextId }).catch(() => {});
+    userAgent = `${(await cdp.send("Browser.getVersion")).userAgent} ${input.userAgent}`;
     const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank", browserContextId });
     const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
     pageSession = sessionId;
+    pageTarget = targetId;
     sessions.add(sessionId);
+    await cdp.send("Network.setUserAgentOverride", { userAgent }, sessionId);
     if (browser.options.intercept !== false) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
     await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
     await cdp.send("Page.enable", undefined, sessionId);
@@ -207,22 +262,14 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
     phases.idleMs = loaded ? readAt - loadedAt : 0;
     // A page that never settles is read as it stands; a script still running gets a moment, no more.
     const result = await Promise.race([
-      cdp.send(
-        "Runtime.evaluate",
-        {
-          expression:
-            "(document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '') + document.documentElement.outerHTML",
-          returnByValue: true,
-          timeout: 2_000,
-        },
-        sessionId,
-      ),
+      cdp.send("Runtime.evaluate", { expression: readDom(input.maxDomBytes), returnByValue: true, timeout: 2_000 }, sessionId),
       Bun.sleep(3_000).then(() => null),
     ]);
-    // A script that never yields keeps the DOM from being read: the page is read raw instead.
-    if (typeof result?.result.value !== "string" || result.result.value === "")
-      throw new CdpError("the page's DOM could not be read (a script kept it busy)");
-    return { html: result.result.value, subrequests, refused, timedOut, phases };
+    const value = result?.result.value as { html?: unknown; bytes?: unknown } | undefined;
+    if (typeof value?.bytes === "number") throw new RenderError(`its DOM is larger than ${input.maxDomBytes} bytes (${value.bytes})`);
+    // A script that never yields keeps the DOM from being read.
+    if (typeof value?.html !== "string" || value.html === "") throw new RenderError("its DOM could not be read (a script kept it busy)");
+    return { html: value.html, subrequests, refused, timedOut, phases };
   } finally {
     abort.abort(new Error("rendered"));
     input.signal.removeEventListener("abort", onOuterAbort);
@@ -247,7 +294,14 @@ function safeHeaders(headers: Protocol.Network.Headers): Record<string, string> 
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (lower === "host" || lower === "cookie" || lower === "authorization" || lower.startsWith("proxy-") || lower === "connection")
+    if (
+      lower === "host" ||
+      lower === "cookie" ||
+      lower === "authorization" ||
+      lower === "user-agent" ||
+      lower.startsWith("proxy-") ||
+      lower === "connection"
+    )
       continue;
     out[name] = String(value);
   }

@@ -1,10 +1,12 @@
 // The browser keeper (src/crawler/render/browser.ts) with a real Chromium: a browser retired after
 // its share of pages is stopped as soon as its own tabs are done, not when every tab of the new
-// browser is done too; its memory is the PSS of its own process tree. Needs Debian's chromium;
+// browser is done too; its memory is the PSS of its own process tree; its proxy is genapi's own
+// refusing listener. Needs Debian's chromium;
 // skipped with the reason when it cannot be had. Runs as root in CI, so the sandbox is off here.
 import { describe, expect, test } from "bun:test";
 import { Browser, treeRss } from "../../../src/crawler/render/browser.ts";
 import type { Cdp } from "../../../src/crawler/render/cdp.ts";
+import { renderPage } from "../../../src/crawler/render/render.ts";
 import { ensureDebianCommand } from "../../support/debian-package.ts";
 
 const chromium = await ensureDebianCommand("chromium", "chromium");
@@ -120,4 +122,50 @@ describe("treeRss", () => {
     }
     expect(treeRss(proc.pid)).toBe(0);
   }, 30_000);
+});
+
+describe.skipIf(chromium.skip !== undefined)("the browser's proxy", () => {
+  test("is genapi's own listener on an ephemeral loopback port: it counts and refuses what escapes interception (a page's WebSocket)", async () => {
+    let upgrades = 0;
+    const site = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req, server) {
+        if (server.upgrade(req)) {
+          upgrades++;
+          return undefined;
+        }
+        return new Response("ok");
+      },
+      websocket: { message() {} },
+    });
+    const browser = newBrowser(500, []);
+    const refused: string[] = [];
+    browser.onProxyRefusal((line) => refused.push(line));
+    const page = `<!doctype html><body><script>new WebSocket("ws://127.0.0.1:${site.port}/ws");</script></body>`;
+    try {
+      const rendered = await renderPage(browser, {
+        url: `http://127.0.0.1:${site.port}/`,
+        userAgent: "genapi/test",
+        maxDomBytes: 1024 * 1024,
+        document: { status: 200, headers: new Headers({ "content-type": "text/html" }), body: new TextEncoder().encode(page) },
+        fetch: (url, init) => fetch(url, { method: init.method, headers: init.headers, signal: init.signal }),
+        timeoutMs: 10_000,
+        signal: new AbortController().signal,
+      });
+      expect(rendered.html).toContain("WebSocket");
+      expect(browser.proxyPort).not.toBeNull();
+      expect(browser.proxyPort).not.toBe(9);
+      const until = Date.now() + 5_000;
+      while (!refused.includes(`CONNECT 127.0.0.1:${site.port} HTTP/1.1`)) {
+        if (Date.now() > until) throw new Error(`the WebSocket's CONNECT never reached the proxy: ${JSON.stringify(refused)}`);
+        await Bun.sleep(50);
+      }
+      expect(browser.proxyRefusals).toBeGreaterThanOrEqual(1);
+      expect(upgrades).toBe(0);
+    } finally {
+      await browser.close();
+      site.stop(true);
+    }
+  }, 60_000);
 });
