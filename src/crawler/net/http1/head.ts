@@ -88,6 +88,7 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
   const headers = new Headers();
   const http10 = text.charCodeAt(7) === 48;
   let keepAlive = !http10;
+  let close = false;
   let lengths: string[] | null = null;
   let transfer: string | null = null;
   let encoding: string | null = null;
@@ -130,9 +131,12 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
       switch (name.length) {
         case 10:
           if (name.toLowerCase() === "connection") {
+            // "close" in any Connection field ends the connection (RFC 9112 9.3), whatever other fields say.
             const tokens = value.toLowerCase();
-            if (hasToken(tokens, "close")) keepAlive = false;
-            else if (http10 && hasToken(tokens, "keep-alive")) keepAlive = true;
+            if (hasToken(tokens, "close")) {
+              keepAlive = false;
+              close = true;
+            } else if (http10 && !close && hasToken(tokens, "keep-alive")) keepAlive = true;
           }
           break;
         case 14:
@@ -162,9 +166,18 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
   let bodyLength = 0;
   if (noBody) framing = Framing.None;
   else if (transfer !== null) {
-    const codings = codingList(transfer);
-    if (codings.length === 0) framing = Framing.Close;
-    else if (codings.length === 1 && codings[0] === "chunked") framing = Framing.Chunked;
+    const listed = transfer
+      .toLowerCase()
+      .split(",")
+      .map(trimOws)
+      .filter((c) => c !== "");
+    const codings = listed.filter((c) => c !== "identity");
+    if (codings.length === 0) {
+      // Identity only: the body ends with the connection.
+      framing = Framing.Close;
+      keepAlive = false;
+    } else if (codings.length === 1 && codings[0] === "chunked" && listed[listed.length - 1] === "chunked") framing = Framing.Chunked;
+    // Another coding, or chunked not last ("chunked, identity": RFC 9112 6.3 would read until the close).
     else return failure(new HttpClientError(`unsupported transfer coding ${JSON.stringify(transfer)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"));
     // RFC 9112 6.1: both framings at once may be an attempt at request smuggling: not reused.
     if (lengths !== null || http10) keepAlive = false;
