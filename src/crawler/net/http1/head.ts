@@ -92,11 +92,10 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
   let lengths: string[] | null = null;
   let transfer: string | null = null;
   let encoding: string | null = null;
-  let last = "";
   try {
     for (let at = statusEnd + 1; at < length; ) {
       const lf = text.indexOf("\n", at);
-      const next = lf < 0 ? length : lf + 1;
+      let next = lf < 0 ? length : lf + 1;
       let end = lf < 0 ? length : lf;
       if (end > at && text.charCodeAt(end - 1) === 13) end--;
       if (end === at) {
@@ -104,30 +103,27 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
         continue;
       }
       const first = text.charCodeAt(at);
-      // obs-fold (RFC 9112 5.2): the line continues the previous field's value, and is read as
-      // part of it below: framing and decoding follow the value the Response's headers show.
-      const folded = first === 32 || first === 9;
-      let name: string;
-      let value: string;
-      if (folded) {
-        if (last === "") return failure(malformed("folded line without a field"));
-        name = last;
-        value = trimOws(text.slice(at, end));
-        headers.set(name, `${headers.get(name)} ${value}`);
-      } else {
-        const colon = text.indexOf(":", at);
-        if (colon <= at || colon >= end) return failure(malformed("header line without a name"));
-        name = text.slice(at, colon);
-        let from = colon + 1;
-        let to = end;
-        while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
-        while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
-        value = text.slice(from, to);
-        headers.append(name, value);
-        last = name;
+      // A continuation line (below) that follows no field.
+      if (first === 32 || first === 9) return failure(malformed("folded line without a field"));
+      const colon = text.indexOf(":", at);
+      if (colon <= at || colon >= end) return failure(malformed("header line without a name"));
+      const name = text.slice(at, colon);
+      let from = colon + 1;
+      let to = end;
+      while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
+      while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
+      let value = text.slice(from, to);
+      // obs-fold (RFC 9112 5.2): a line that starts with SP or HTAB continues the field's value, joined
+      // with a space; framing and decoding follow the value the Response's headers show.
+      for (let c = text.charCodeAt(next); c === 32 || c === 9; c = text.charCodeAt(next)) {
+        const foldLf = text.indexOf("\n", next);
+        let foldEnd = foldLf < 0 ? length : foldLf;
+        if (foldEnd > next && text.charCodeAt(foldEnd - 1) === 13) foldEnd--;
+        value = `${value} ${trimOws(text.slice(next, foldEnd))}`;
+        next = foldLf < 0 ? length : foldLf + 1;
       }
+      headers.append(name, value);
       at = next;
-      const separator = folded ? " " : ", ";
       switch (name.length) {
         case 10:
           if (name.toLowerCase() === "connection") {
@@ -141,18 +137,15 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
           break;
         case 14:
           if (name.toLowerCase() === "content-length") {
-            if (folded) lengths![lengths!.length - 1] += ` ${value}`;
-            else {
-              lengths ??= [];
-              lengths.push(value);
-            }
+            lengths ??= [];
+            lengths.push(value);
           }
           break;
         case 16:
-          if (name.toLowerCase() === "content-encoding") encoding = encoding === null ? value : `${encoding}${separator}${value}`;
+          if (name.toLowerCase() === "content-encoding") encoding = encoding === null ? value : `${encoding}, ${value}`;
           break;
         case 17:
-          if (name.toLowerCase() === "transfer-encoding") transfer = transfer === null ? value : `${transfer}${separator}${value}`;
+          if (name.toLowerCase() === "transfer-encoding") transfer = transfer === null ? value : `${transfer}, ${value}`;
           break;
       }
     }

@@ -41,3 +41,16 @@ describe("parseResponseHead", () => {
     });
   });
 });
+
+describe("parseResponseHead: obs-fold", () => {
+  test("a folded Set-Cookie continues its own field: the Set-Cookie fields before it stay apart", () => {
+    const head = parse("HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n c\r\nContent-Length: 0\r\n\r\n");
+    expect(head.kind === "final" ? head.headers.getSetCookie() : head).toEqual(["a=1", "b=2 c"]);
+  });
+
+  test("keep-alive follows the folded value: 'keep-alive' continued by ' more' is no keep-alive token", () => {
+    const head = parse("HTTP/1.0 200 OK\r\nConnection: foo, keep-alive\r\n more\r\nContent-Length: 0\r\n\r\n");
+    expect(framing(head)).toEqual({ framing: Framing.Length, keepAlive: false });
+    expect(head.kind === "final" ? head.headers.get("connection") : head).toBe("foo, keep-alive more");
+  });
+});
