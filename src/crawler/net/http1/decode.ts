@@ -1,6 +1,6 @@
 // Content-Encoding: gzip, deflate and br bodies decoded at once when small, else as they are read
 // (so that a reader's cap on decoded bytes stops a bomb early).
-import { codingList } from "./head.ts";
+import { trimOws } from "./head.ts";
 import { HttpClientError } from "./errors.ts";
 
 type Format = "gzip" | "deflate" | "deflate-raw" | "brotli";
@@ -18,6 +18,15 @@ export function contentCodings(value: string): string[] | null | HttpClientError
       return new HttpClientError(`unsupported content encoding ${JSON.stringify(coding)}`, "ERR_HTTP_UNSUPPORTED_ENCODING");
   }
   return codings.length > 0 ? codings : null;
+}
+
+/** The codings of a Content-Encoding value, lower-cased, "identity" and empty elements left out. */
+function codingList(value: string): string[] {
+  return value
+    .toLowerCase()
+    .split(",")
+    .map(trimOws)
+    .filter((c) => c !== "" && c !== "identity");
 }
 
 /**

@@ -159,17 +159,22 @@ export function parseResponseHead(data: Buffer, start: number, end: number, isHe
   let bodyLength = 0;
   if (noBody) framing = Framing.None;
   else if (transfer !== null) {
-    const listed = transfer
-      .toLowerCase()
-      .split(",")
-      .map(trimOws)
-      .filter((c) => c !== "");
-    const codings = listed.filter((c) => c !== "identity");
-    if (codings.length === 0) {
+    // The codings, empty elements and "identity" aside: chunked must be the only one, and the last.
+    let chunked = 0;
+    let others = 0;
+    let lastCoding = "";
+    for (const part of transfer.toLowerCase().split(",")) {
+      const coding = trimOws(part);
+      if (coding === "") continue;
+      lastCoding = coding;
+      if (coding === "chunked") chunked++;
+      else if (coding !== "identity") others++;
+    }
+    if (chunked + others === 0) {
       // Identity only: the body ends with the connection.
       framing = Framing.Close;
       keepAlive = false;
-    } else if (codings.length === 1 && codings[0] === "chunked" && listed[listed.length - 1] === "chunked") framing = Framing.Chunked;
+    } else if (chunked === 1 && others === 0 && lastCoding === "chunked") framing = Framing.Chunked;
     // Another coding, or chunked not last ("chunked, identity": RFC 9112 6.3 would read until the close).
     else return failure(new HttpClientError(`unsupported transfer coding ${JSON.stringify(transfer)}`, "ERR_HTTP_UNSUPPORTED_ENCODING"));
     // RFC 9112 6.1: both framings at once may be an attempt at request smuggling: not reused.
@@ -235,15 +240,6 @@ export function trimOws(value: string): string {
 
 function hasToken(list: string, token: string): boolean {
   return list.split(",").some((t) => trimOws(t) === token);
-}
-
-/** The codings of a Transfer-Encoding or Content-Encoding value, lower-cased, "identity" and empty elements left out. */
-export function codingList(value: string): string[] {
-  return value
-    .toLowerCase()
-    .split(",")
-    .map(trimOws)
-    .filter((c) => c !== "" && c !== "identity");
 }
 
 /** One Content-Length, from every field and list element (RFC 9110 8.6); -1 when invalid or conflicting. */
