@@ -146,7 +146,6 @@ export class Connection {
   private head: FinalHead | null = null;
   private keepAlive = false;
   private encodings: string[] | null = null;
-  private framing = Framing.None;
   private remaining = 0;
   private chunk = Chunk.Size;
   private sink = Sink.Buffer;
@@ -340,7 +339,6 @@ export class Connection {
     }
     this.head = head;
     this.keepAlive = head.keepAlive && pending.reusable;
-    this.framing = head.framing;
     this.remaining = head.length;
     if (head.framing === Framing.Chunked) this.chunk = Chunk.Size;
     this.phase = Phase.Body;
@@ -348,7 +346,7 @@ export class Connection {
       this.sink = Sink.Discard;
       pending.succeed(new Response(null, this.init()));
     }
-    if (this.framing === Framing.None || (this.framing === Framing.Length && this.remaining === 0)) this.bodyEnd();
+    if (head.framing === Framing.None || (head.framing === Framing.Length && this.remaining === 0)) this.bodyEnd();
     return true;
   }
 
@@ -360,7 +358,7 @@ export class Connection {
   /** Feeds body bytes from `chunk[at..]` through the framing. */
   private readBody(chunk: Buffer, at: number): void {
     const length = chunk.byteLength;
-    switch (this.framing) {
+    switch (this.head!.framing) {
       case Framing.Length: {
         const take = Math.min(this.remaining, length - at);
         if (take > 0) {
@@ -676,7 +674,7 @@ export class Connection {
       return;
     }
     // A close with an error (a reset) cuts the body short (RFC 9112 8): it falls through to the failure.
-    if (this.pending !== null && this.phase === Phase.Body && this.framing === Framing.Close && error === undefined) {
+    if (this.pending !== null && this.phase === Phase.Body && this.head!.framing === Framing.Close && error === undefined) {
       this.keepAlive = false;
       this.bodyEnd();
       return;

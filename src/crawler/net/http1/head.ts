@@ -6,7 +6,9 @@
 // through a socket: as a function it is checked case by case and fuzzed against llhttp, Node's parser
 // (test/crawler/net/http1/head.fuzz.test.ts), as wget2 fuzzes its wget_http_parse_response_header.
 // It allocates what the connection's own parser did (the Headers, the field strings) and one result
-// object, which stands in for the status line's RegExp match.
+// object, which stands in for the status line's RegExp match (the status line is read by hand):
+// 1.29-1.38 µs a six-field head against 1.45-1.48 µs for the parser it replaced (Bun 1.4.4,
+// medians of 9 x 200,000 parses, with Content-Length or chunked and gzip).
 import { HttpClientError, malformed } from "./errors.ts";
 
 /** How a response's body ends. */
