@@ -31,7 +31,7 @@ import { prepareTools } from "./tools.ts";
 const PHASES: [RegExp, string][] = [
   [/crawler\/html\/tag-scanner\.ts$/, "tag scanner (html/tag-scanner.ts)"],
   [/crawler\/html\//, "page extraction around the scanner (html/links.ts, directives.ts)"],
-  [/crawler\/net\/http-client\.ts$/, "HTTP client (net/http-client.ts), its socket writes included"],
+  [/crawler\/net\/(http-client\.ts$|http1\/)/, "HTTP client (net/http-client.ts, net/http1/), its socket writes included"],
   [/crawler\/net\//, "fetch path around the client (net/: guard, hops, body, headers, request)"],
   [/crawler\/url\//, "URL normalisation (url/)"],
   [/crawler\/(state|filter|exclusions|page-budget)\.ts$/, "crawl state, filter and budgets"],
