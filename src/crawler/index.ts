@@ -16,6 +16,8 @@ export type { CrawlDeps, CrawlProgress, CrawlResult, CrawlRun, HopFetcher, Rende
 export { Browser, findChromium } from "./render/browser.ts";
 export { type RenderPhases, renderPage } from "./render/render.ts";
 export { MemoryCrawlState } from "./state.ts";
+export { conditionalHeaders, packLinks, type PageHistory, type PageMemory, siteLastmod, unpackLinks, w3cSeconds } from "./history.ts";
+export { originOf } from "./url/url.ts";
 export type { CrawlCounters, CrawlState, FrontierItem, LinkVerdict, PageRecord, RecordResult, ResumePoint } from "./state.ts";
 export {
   defaultCrawlOptions,

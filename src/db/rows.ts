@@ -1,6 +1,7 @@
 // The row mapping both backends share: the columns a key record is read from, and how a job row
 // becomes a StoredJob. The SQL itself is each backend's (src/db/sqlite/, src/db/postgres/).
-import type { LinkRow } from "../crawler/index.ts";
+import { type LinkRow, originOf, packLinks, type PageMemory, unpackLinks } from "../crawler/index.ts";
+import type { StoredSite } from "../sites/site-store.ts";
 import type { StoredJob } from "../jobs/job-store.ts";
 import type { JobStatus } from "../jobs/model.ts";
 
@@ -72,4 +73,87 @@ export function linkRowFromColumns(row: LinkRowColumns): LinkRow {
     sitemap: row.sitemap,
     outcome: row.outcome,
   };
+}
+
+/** The columns of a StoredSite, selected and returned by every site statement (sites.ts of each backend). */
+export const SITE_COLUMNS =
+  "seq, id, key_id, url, options, every_hours, next_run_at, callback_url, publish_token, indexnow, created_at, last_run, last_success";
+
+export interface SiteRow {
+  seq: number | string;
+  id: string;
+  key_id: number | string;
+  url: string;
+  options: string;
+  every_hours: number | null;
+  next_run_at: number | string | null;
+  callback_url: string | null;
+  publish_token: string | null;
+  indexnow: string | null;
+  created_at: string;
+  last_run: string | null;
+  last_success: string | null;
+}
+
+export function siteFromRow(row: SiteRow): StoredSite {
+  return {
+    id: row.id,
+    seq: Number(row.seq),
+    keyId: Number(row.key_id),
+    url: row.url,
+    options: JSON.parse(row.options),
+    everyHours: row.every_hours === null ? null : Number(row.every_hours),
+    nextRunAt: row.next_run_at === null ? null : Number(row.next_run_at),
+    callbackUrl: row.callback_url,
+    publishToken: row.publish_token,
+    indexnow: parseJson(row.indexnow),
+    createdAt: row.created_at,
+    lastRun: row.last_run,
+    lastSuccess: row.last_success,
+  };
+}
+
+/** The columns of a PageMemory (job_pages), in pageParams' order after job_id. */
+export const PAGE_COLUMNS = "url, etag, last_modified, fingerprint, lastmod, exclusion, canonical, links, extra";
+
+export interface PageRow {
+  url: string;
+  etag: string | null;
+  last_modified: string | null;
+  fingerprint: string | null;
+  lastmod: string | null;
+  exclusion: string | null;
+  canonical: string | null;
+  links: Uint8Array;
+  extra: string | null;
+}
+
+export function pageFromRow(row: PageRow): PageMemory {
+  return {
+    url: row.url,
+    etag: row.etag,
+    lastModified: row.last_modified,
+    fingerprint: row.fingerprint,
+    lastmod: row.lastmod,
+    exclusion: row.exclusion as PageMemory["exclusion"],
+    canonical: row.canonical,
+    links: unpackLinks(originOf(row.url), row.links),
+    extra: parseJson(row.extra),
+  };
+}
+
+/** A page row's values, job_id first, then PAGE_COLUMNS' order. */
+export function pageParams(jobId: string, page: PageMemory) {
+  return [
+    jobId,
+    page.url,
+    page.etag,
+    page.lastModified,
+    page.fingerprint,
+    page.lastmod,
+    page.exclusion,
+    page.canonical,
+    packLinks(originOf(page.url), page.links),
+    page.extra && JSON.stringify(page.extra),
+  ] as const;
 }

@@ -134,10 +134,59 @@ export const postgresCredentialsMigration = {
   sql: `ALTER TABLE jobs ADD COLUMN credentials TEXT;`,
 };
 
+/** Version 7: sites, their runs, the page history of runs and their change sets (as SQLite's version 7). */
+export const postgresSitesMigration = {
+  version: 7,
+  description: "sites: scheduled crawls, their runs as jobs, each run's page rows (the next run's history) and change set",
+  sql: `
+    CREATE TABLE sites (
+      seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      key_id BIGINT NOT NULL,
+      url TEXT NOT NULL,
+      options TEXT NOT NULL,
+      credentials TEXT,
+      every_hours INTEGER,
+      next_run_at BIGINT,
+      callback_url TEXT,
+      callback_secret TEXT,
+      publish_token TEXT UNIQUE,
+      indexnow TEXT,
+      created_at TEXT NOT NULL,
+      last_run TEXT,
+      last_success TEXT
+    );
+    CREATE INDEX sites_by_key ON sites (key_id, seq);
+    CREATE INDEX sites_due ON sites (next_run_at) WHERE next_run_at IS NOT NULL;
+    ALTER TABLE jobs ADD COLUMN site_id TEXT;
+    CREATE INDEX jobs_by_site ON jobs (site_id, seq) WHERE site_id IS NOT NULL;
+    CREATE TABLE job_pages (
+      job_id TEXT NOT NULL,
+      url TEXT COLLATE "C" NOT NULL,
+      etag TEXT,
+      last_modified TEXT,
+      fingerprint TEXT,
+      lastmod TEXT,
+      exclusion TEXT,
+      canonical TEXT,
+      links BYTEA NOT NULL,
+      extra TEXT,
+      PRIMARY KEY (job_id, url)
+    );
+    CREATE TABLE site_changes (
+      job_id TEXT NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('added', 'removed', 'changed')),
+      url TEXT COLLATE "C" NOT NULL,
+      PRIMARY KEY (job_id, kind, url)
+    );
+    CREATE TABLE page_cleanup (job_id TEXT PRIMARY KEY);`,
+};
+
 export const postgresMigrations: Migration[] = [
   ...keyMigrations,
   postgresJobsMigration,
   postgresHostsMigration,
   postgresCredentialsMigration,
   postgresLinksMigration,
+  postgresSitesMigration,
 ];

@@ -147,6 +147,59 @@ export const sqliteLinksMigration = {
     ) STRICT, WITHOUT ROWID;`,
 };
 
+/** Version 7: sites, their runs (jobs with a site_id), the page history of runs and their change sets. */
+export const sqliteSitesMigration = {
+  version: 7,
+  description: "sites: scheduled crawls, their runs as jobs, each run's page rows (the next run's history) and change set",
+  // next_run_at: Unix ms, NULL for runs on request only. last_run / last_success: job ids.
+  // job_pages: a site run's memory of each page it read (src/crawler/history.ts): links deflated,
+  // extra JSON; kept while the run is its site's latest success (or the run is being read), then swept.
+  // site_changes: a successful run's added, removed and changed URLs against the previous one.
+  // page_cleanup: runs whose page rows are no longer anyone's history, deleted in batches by the sweeper.
+  sql: `
+    CREATE TABLE sites (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      key_id INTEGER NOT NULL,
+      url TEXT NOT NULL,
+      options TEXT NOT NULL,
+      credentials TEXT,
+      every_hours INTEGER,
+      next_run_at INTEGER,
+      callback_url TEXT,
+      callback_secret TEXT,
+      publish_token TEXT UNIQUE,
+      indexnow TEXT,
+      created_at TEXT NOT NULL,
+      last_run TEXT,
+      last_success TEXT
+    ) STRICT;
+    CREATE INDEX sites_by_key ON sites (key_id, seq);
+    CREATE INDEX sites_due ON sites (next_run_at) WHERE next_run_at IS NOT NULL;
+    ALTER TABLE jobs ADD COLUMN site_id TEXT;
+    CREATE INDEX jobs_by_site ON jobs (site_id, seq) WHERE site_id IS NOT NULL;
+    CREATE TABLE job_pages (
+      job_id TEXT NOT NULL,
+      url TEXT NOT NULL,
+      etag TEXT,
+      last_modified TEXT,
+      fingerprint TEXT,
+      lastmod TEXT,
+      exclusion TEXT,
+      canonical TEXT,
+      links BLOB NOT NULL,
+      extra TEXT,
+      PRIMARY KEY (job_id, url)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE site_changes (
+      job_id TEXT NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('added', 'removed', 'changed')),
+      url TEXT NOT NULL,
+      PRIMARY KEY (job_id, kind, url)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE page_cleanup (job_id TEXT PRIMARY KEY) STRICT;`,
+};
+
 /** Every step, as the store runs them. */
 export const sqliteMigrations = [
   ...migrations,
@@ -154,4 +207,5 @@ export const sqliteMigrations = [
   sqliteHostsMigration,
   sqliteCredentialsMigration,
   sqliteLinksMigration,
+  sqliteSitesMigration,
 ];

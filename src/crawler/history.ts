@@ -1,0 +1,74 @@
+// A page as a site's previous run left it: what a re-crawl needs to ask for it conditionally
+// (If-None-Match, If-Modified-Since) and, when the site answers 304 Not Modified, to read it without
+// its body: its fingerprint, <lastmod>, listing verdict and links. The crawl is given a PageHistory
+// (the store's page rows of the previous run) and hands back the same facts of every page it reads,
+// which the store keeps for the next run.
+import type { ExclusionReason } from "./exclusions.ts";
+import type { SitemapEntry } from "./output/xml.ts";
+
+/** What one run knew of one page it fetched (a 200 or 304 HTML page, or a listed document). */
+export interface PageMemory {
+  url: string;
+  /** The page's validators, as the site sent them. */
+  etag: string | null;
+  lastModified: string | null;
+  /** Hash of its title and main text (html/fingerprint.ts); null: not computed (a document). */
+  fingerprint: string | null;
+  /** The <lastmod> it was listed with. */
+  lastmod: string | null;
+  /** Why it was not listed; null: listed. */
+  exclusion: ExclusionReason | null;
+  /** Its canonical URL when another page's. */
+  canonical: string | null;
+  /** The links it gave to follow, normalised. */
+  links: string[];
+  /** Alternates and images of its entry, when the options gather them. */
+  extra: Pick<SitemapEntry, "alternates" | "images"> | null;
+}
+
+/** The previous run's memory of pages, asked for page by page as the crawl reaches them. */
+export interface PageHistory {
+  previous(url: string): Promise<PageMemory | null>;
+}
+
+/** The validators of a conditional request for a page the previous run fetched. */
+export function conditionalHeaders(previous: PageMemory | null): Record<string, string> | undefined {
+  if (previous === null || (previous.etag === null && previous.lastModified === null)) return undefined;
+  const headers: Record<string, string> = {};
+  if (previous.etag !== null) headers["If-None-Match"] = previous.etag;
+  if (previous.lastModified !== null) headers["If-Modified-Since"] = previous.lastModified;
+  return headers;
+}
+
+/**
+ * A site's <lastmod> for a page read now: an unchanged fingerprint keeps the previous run's date; a
+ * new or changed page takes its own plausible date (`ownDate`), else the time this run fetched it.
+ */
+export function siteLastmod(
+  previous: PageMemory | null,
+  fingerprint: string | null,
+  ownDate: string | undefined,
+  fetchedAt: number,
+): string {
+  if (previous !== null && previous.lastmod !== null && fingerprint !== null && previous.fingerprint === fingerprint)
+    return previous.lastmod;
+  return ownDate ?? w3cSeconds(fetchedAt);
+}
+
+/** A time as a W3C datetime to the second, UTC ("2026-11-27T10:15:00Z"). */
+export function w3cSeconds(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+}
+
+/** Links kept per page: relative to the page's origin, one a line, deflated (a 1,000,000-page site's history stays in the store, small). */
+export function packLinks(origin: string, links: readonly string[]): Uint8Array {
+  const prefix = `${origin}/`;
+  const text = links.map((link) => (link.startsWith(prefix) ? link.slice(origin.length) : link)).join("\n");
+  return Bun.deflateSync(new TextEncoder().encode(text));
+}
+
+export function unpackLinks(origin: string, packed: Uint8Array): string[] {
+  const text = new TextDecoder().decode(Bun.inflateSync(packed as Uint8Array<ArrayBuffer>));
+  if (text === "") return [];
+  return text.split("\n").map((link) => (link.startsWith("/") ? origin + link : link));
+}

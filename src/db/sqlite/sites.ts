@@ -1,0 +1,225 @@
+// The site store on SQLite (the schema: version 7 in migrations.ts). Starting a run is one
+// transaction over the site's row and the jobs table: a due run moves the site's next time and
+// inserts its job together, so processes sharing the file start each due run exactly once.
+import type { Database } from "bun:sqlite";
+import type { ChangeCounts, ChangeKind } from "../../sites/site.ts";
+import type { RunStart, SiteStore } from "../../sites/site-store.ts";
+import { PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
+import type { SqliteAccess } from "./database.ts";
+
+export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
+  const { read, write } = access;
+  return {
+    create: (site) =>
+      write((db) => {
+        db.query(
+          `INSERT INTO sites (id, key_id, url, options, credentials, every_hours, next_run_at, callback_url, callback_secret,
+             publish_token, indexnow, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          site.id,
+          site.keyId,
+          site.url,
+          JSON.stringify(site.options),
+          site.credentials,
+          site.everyHours,
+          site.nextRunAt,
+          site.callbackUrl,
+          site.callbackSecret,
+          site.publishToken,
+          site.indexnow && JSON.stringify(site.indexnow),
+          site.createdAt,
+        );
+      }),
+
+    get: (id) => read((db) => one(db, `SELECT ${SITE_COLUMNS} FROM sites WHERE id = ?`, id)),
+
+    byToken: (token) => read((db) => one(db, `SELECT ${SITE_COLUMNS} FROM sites WHERE publish_token = ?`, token)),
+
+    list: (keyId, limit, beforeSeq) =>
+      read((db) =>
+        db
+          .query<SiteRow, [number, number, number]>(
+            `SELECT ${SITE_COLUMNS} FROM sites WHERE key_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+          )
+          .all(keyId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit)
+          .map(siteFromRow),
+      ),
+
+    update: (id, change) =>
+      write((db) => {
+        const row = db
+          .query<SiteRow, (string | number | null)[]>(
+            `UPDATE sites SET options = ?, every_hours = ?, next_run_at = ?, callback_url = ?, publish_token = ?, indexnow = ?,
+               credentials = CASE WHEN ? THEN ? ELSE credentials END
+             WHERE id = ? RETURNING ${SITE_COLUMNS}`,
+          )
+          .get(
+            JSON.stringify(change.options),
+            change.everyHours,
+            change.nextRunAt,
+            change.callbackUrl,
+            change.publishToken,
+            change.indexnow && JSON.stringify(change.indexnow),
+            change.credentials === undefined ? 0 : 1,
+            change.credentials ?? null,
+            id,
+          );
+        return row ? siteFromRow(row) : null;
+      }),
+
+    remove: (id) =>
+      write((db) =>
+        db.transaction(() => {
+          // The runs go as deleted jobs do: at once from every answer, their state and files swept later.
+          db.query(
+            `INSERT INTO job_cleanup (job_id, parts) SELECT id, 1 FROM jobs WHERE site_id = ? ON CONFLICT DO UPDATE SET parts = 1`,
+          ).run(id);
+          db.query(`INSERT INTO page_cleanup (job_id) SELECT id FROM jobs WHERE site_id = ? ON CONFLICT DO NOTHING`).run(id);
+          db.query(`DELETE FROM jobs WHERE site_id = ?`).run(id);
+          db.query(`DELETE FROM sites WHERE id = ?`).run(id);
+        })(),
+      ),
+
+    secrets: (id) =>
+      read((db) => {
+        const row = db
+          .query<{ credentials: string | null; callback_secret: string | null }, [string]>(
+            `SELECT credentials, callback_secret FROM sites WHERE id = ?`,
+          )
+          .get(id);
+        return row ? { credentials: row.credentials, callbackSecret: row.callback_secret } : null;
+      }),
+
+    startRun: (siteId, start: RunStart) =>
+      write((db) =>
+        db.transaction(() => {
+          const site = db
+            .query<{ next_run_at: number | null; busy: number }, [string]>(
+              `SELECT next_run_at, (SELECT count(*) FROM jobs WHERE jobs.id = sites.last_run AND status IN ('queued', 'running')) AS busy
+               FROM sites WHERE id = ?`,
+            )
+            .get(siteId);
+          if (!site) return "gone" as const;
+          if (start.due && (site.next_run_at === null || site.next_run_at > start.due.nowMs)) return "not due" as const;
+          // A due run of a site still busy is skipped: the next one is due a period later.
+          if (start.due) db.query(`UPDATE sites SET next_run_at = ? WHERE id = ?`).run(start.due.nextRunAt, siteId);
+          if (site.busy > 0) return "busy" as const;
+          const { job } = start;
+          const failed = start.failed;
+          const inserted = db
+            .query(
+              `INSERT INTO jobs (id, key_id, status, url, options, callback_url, callback_secret, created_at, progress, credentials, site_id,
+                 error, finished_at)
+               SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
+               WHERE ?3 = 'failed' OR (SELECT count(*) FROM jobs WHERE status = 'queued') < ?14`,
+            )
+            .run(
+              job.id,
+              job.keyId,
+              failed ? "failed" : "queued",
+              job.url,
+              JSON.stringify(job.options),
+              job.callbackUrl,
+              job.callbackSecret,
+              job.createdAt,
+              JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+              failed ? null : (job.credentials ?? null),
+              siteId,
+              failed ? JSON.stringify(failed.error) : null,
+              failed ? failed.finishedAt : null,
+              start.maxQueued,
+            ).changes;
+          if (inserted === 0) return "queue full" as const;
+          db.query(`UPDATE sites SET last_run = ? WHERE id = ?`).run(job.id, siteId);
+          return "started" as const;
+        })(),
+      ),
+
+    due: (nowMs, limit) =>
+      read((db) =>
+        db
+          .query<SiteRow, [number, number]>(
+            `SELECT ${SITE_COLUMNS} FROM sites WHERE next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+          )
+          .all(nowMs, limit)
+          .map(siteFromRow),
+      ),
+
+    recordSuccess: (siteId, jobId) =>
+      write((db) =>
+        db.transaction((): ChangeCounts | null => {
+          const site = db.query<{ last_success: string | null }, [string]>(`SELECT last_success FROM sites WHERE id = ?`).get(siteId);
+          if (!site) return null;
+          const previous = site.last_success;
+          db.query(`DELETE FROM site_changes WHERE job_id = ?`).run(jobId);
+          // A page is listed when its row has no exclusion; changed when listed both times with another fingerprint.
+          db.query(
+            `INSERT INTO site_changes (job_id, kind, url)
+             SELECT ?1, 'added', cur.url FROM job_pages cur
+             WHERE cur.job_id = ?1 AND cur.exclusion IS NULL
+               AND NOT EXISTS (SELECT 1 FROM job_pages old WHERE old.job_id = ?2 AND old.url = cur.url AND old.exclusion IS NULL)`,
+          ).run(jobId, previous);
+          db.query(
+            `INSERT INTO site_changes (job_id, kind, url)
+             SELECT ?1, 'removed', old.url FROM job_pages old
+             WHERE old.job_id = ?2 AND old.exclusion IS NULL
+               AND NOT EXISTS (SELECT 1 FROM job_pages cur WHERE cur.job_id = ?1 AND cur.url = old.url AND cur.exclusion IS NULL)`,
+          ).run(jobId, previous);
+          db.query(
+            `INSERT INTO site_changes (job_id, kind, url)
+             SELECT ?1, 'changed', cur.url FROM job_pages cur JOIN job_pages old ON old.job_id = ?2 AND old.url = cur.url
+             WHERE cur.job_id = ?1 AND cur.exclusion IS NULL AND old.exclusion IS NULL
+               AND coalesce(cur.fingerprint, cur.lastmod) IS NOT coalesce(old.fingerprint, old.lastmod)`,
+          ).run(jobId, previous);
+          const counts = db
+            .query<{ kind: ChangeKind; n: number }, [string]>(`SELECT kind, count(*) AS n FROM site_changes WHERE job_id = ? GROUP BY kind`)
+            .all(jobId);
+          const listed =
+            db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM job_pages WHERE job_id = ? AND exclusion IS NULL`).get(jobId)?.n ??
+            0;
+          const of = (kind: ChangeKind) => counts.find((row) => row.kind === kind)?.n ?? 0;
+          db.query(`UPDATE sites SET last_success = ? WHERE id = ?`).run(jobId, siteId);
+          // The previous run's page rows were this run's history: the next run reads this one's.
+          if (previous !== null) db.query(`INSERT INTO page_cleanup (job_id) VALUES (?) ON CONFLICT DO NOTHING`).run(previous);
+          return { added: of("added"), removed: of("removed"), changed: of("changed"), unchanged: listed - of("added") - of("changed") };
+        })(),
+      ),
+
+    changes: (jobId, kind, afterUrl, limit) =>
+      read((db) =>
+        db
+          .query<{ url: string }, [string, string, string, number]>(
+            `SELECT url FROM site_changes WHERE job_id = ? AND kind = ? AND url > ? ORDER BY url LIMIT ?`,
+          )
+          .all(jobId, kind, afterUrl ?? "", limit)
+          .map((row) => row.url),
+      ),
+
+    previousPage: (jobId, url) =>
+      read((db) => {
+        const row = db
+          .query<PageRow, [string, string]>(`SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_id = ? AND url = ?`)
+          .get(jobId, url);
+        return row ? pageFromRow(row) : null;
+      }),
+
+    putPages: (jobId, pages) =>
+      write((db) =>
+        db.transaction(() => {
+          const put = db.query(
+            `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (job_id, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
+               fingerprint = excluded.fingerprint, lastmod = excluded.lastmod, exclusion = excluded.exclusion,
+               canonical = excluded.canonical, links = excluded.links, extra = excluded.extra`,
+          );
+          for (const page of pages) put.run(...pageParams(jobId, page));
+        })(),
+      ),
+  };
+}
+
+function one(db: Database, sql: string, value: string) {
+  const row = db.query<SiteRow, [string]>(sql).get(value);
+  return row ? siteFromRow(row) : null;
+}
