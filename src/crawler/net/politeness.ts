@@ -202,6 +202,15 @@ class HostGate {
   }
 
   /**
+   * Nothing of the gate is needed any more: idle, and no pause, interval or learnt pace to keep (a
+   * gate dropped between two requests took its next start time with it, and --host-delay did not
+   * space a lone crawl's requests that came one after another).
+   */
+  forgettable(now: number): boolean {
+    return this.idle && this.pausedUntil <= now && this.crawlDelayMs === 0 && this.learntMs === 0 && this.nextStart <= now;
+  }
+
+  /**
    * The interval the host taught by throttling: 0 until its first 429/503; then the pace that was
    * too fast, slowed by a tenth (by a tenth more at each further throttle); eased by 3% every
    * EASE_EVERY_MS of answers without one, and dropped once it is under 5 ms (slow increase, quick
@@ -546,8 +555,7 @@ export class Politeness {
     let gate = this.gates.get(key);
     if (gate === undefined) {
       gate = new HostGate(key, this.config, this.coordinator, this.now, (idle) => {
-        if (this.gates.get(idle.host) === idle && idle.idle && idle.pausedUntil <= this.now() && idle.crawlDelayMs === 0)
-          this.gates.delete(idle.host);
+        if (this.gates.get(idle.host) === idle && idle.forgettable(this.now())) this.gates.delete(idle.host);
       });
       this.gates.set(key, gate);
     }
