@@ -202,12 +202,12 @@ class HostGate {
   }
 
   /**
-   * Nothing of the gate is needed any more: idle, and no pause, interval or learnt pace to keep (a
-   * gate dropped between two requests took its next start time with it, and --host-delay did not
-   * space a lone crawl's requests that came one after another).
+   * Nothing of the gate is needed any more: idle, and no pause, Crawl-delay or next start time to
+   * keep (a gate dropped between two requests took its next start time with it, and --host-delay
+   * did not space a lone crawl's requests that came one after another).
    */
   forgettable(now: number): boolean {
-    return this.idle && this.pausedUntil <= now && this.crawlDelayMs === 0 && this.learntMs === 0 && this.nextStart <= now;
+    return this.idle && this.pausedUntil <= now && this.crawlDelayMs === 0 && this.nextStart <= now;
   }
 
   /**
@@ -632,26 +632,29 @@ export class CrawlPolite {
     return async (input, init) => {
       const signal = init.signal ?? new AbortController().signal;
       const gate = this.politeness.gate(hostOf(input, init.headers));
+      init.queue?.enter();
+      try {
+        await this.own(signal);
+      } catch (error) {
+        init.queue?.leave();
+        throw error;
+      }
+      // The crawl's own slot is held from here to the answer's end, through any pause and retry.
       for (let attempt = 0; ; attempt++) {
-        const again = attempt > 0;
-        init.queue?.enter();
+        if (attempt > 0) init.queue?.enter();
         try {
-          await this.own(signal, again);
-        } catch (error) {
-          init.queue?.leave();
-          throw error;
-        }
-        try {
-          await gate.acquire(signal, this, again, (from, to) => this.countPause(from, to));
+          // A request asked again goes ahead of the crawl's others: it has waited longest.
+          await gate.acquire(signal, this, attempt > 0, (from, to) => this.countPause(from, to));
         } catch (error) {
           this.ownDone();
           throw error;
         } finally {
           init.queue?.leave();
         }
+        let retrying = false;
         const request = this.sent(signal, () => {
           gate.release(this);
-          this.ownDone();
+          if (!retrying) this.ownDone();
         });
         const sending = send(input, { ...init, signal: request.signal });
         let res: Response;
@@ -671,9 +674,9 @@ export class CrawlPolite {
         this.politeness.onThrottled();
         gate.throttled(retryAfterMs(res.headers, this.now()));
         if (attempt === MAX_THROTTLE_RETRIES) return whenBodyEnds(res, request);
-        // Drop this answer's body (its slots with it) and wait out the pause before asking again,
-        // ahead of the crawl's other requests.
+        // Drop this answer's body (the host's slot with it) and wait out the pause before asking again.
         discardBody(res);
+        retrying = true;
         request.end();
         this.retries++;
       }
@@ -713,8 +716,8 @@ export class CrawlPolite {
     }
   }
 
-  /** Waits for one of this crawl's own slots and its own start interval; `first` goes ahead of the others waiting. */
-  private own(signal: AbortSignal, first: boolean): Promise<void> {
+  /** Waits for one of this crawl's own slots and its own start interval. */
+  private own(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     if (this.inFlight < this.maxConcurrency && this.queue.length === 0 && this.now() >= this.nextStart) {
       this.startOwn();
@@ -731,8 +734,7 @@ export class CrawlPolite {
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      if (first) this.queue.unshift(entry);
-      else this.queue.push(entry);
+      this.queue.push(entry);
       this.pumpOwn();
     });
   }
