@@ -1189,7 +1189,7 @@ export interface operations {
                             politeness: {
                                 /** @description Requests this crawl had in flight at most. */
                                 max_concurrency: number;
-                                /** @description This crawl's own least time between request starts. */
+                                /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                 delay_ms: number;
                                 /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                 crawl_delay_s: number | null;
@@ -1197,7 +1197,7 @@ export interface operations {
                                 throttled: number;
                                 /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                 retries: number;
-                                /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                 paused_ms: number;
                             };
                             /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -1635,7 +1635,7 @@ export interface operations {
                                     politeness?: {
                                         /** @description Requests this crawl had in flight at most. */
                                         max_concurrency: number;
-                                        /** @description This crawl's own least time between request starts. */
+                                        /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                         delay_ms: number;
                                         /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                         crawl_delay_s: number | null;
@@ -1643,7 +1643,7 @@ export interface operations {
                                         throttled: number;
                                         /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                         retries: number;
-                                        /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                        /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                         paused_ms: number;
                                     };
                                     /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -1956,7 +1956,7 @@ export interface operations {
                                 politeness?: {
                                     /** @description Requests this crawl had in flight at most. */
                                     max_concurrency: number;
-                                    /** @description This crawl's own least time between request starts. */
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                     delay_ms: number;
                                     /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                     crawl_delay_s: number | null;
@@ -1964,7 +1964,7 @@ export interface operations {
                                     throttled: number;
                                     /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                     retries: number;
-                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                     paused_ms: number;
                                 };
                                 /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -2277,7 +2277,7 @@ export interface operations {
                                 politeness?: {
                                     /** @description Requests this crawl had in flight at most. */
                                     max_concurrency: number;
-                                    /** @description This crawl's own least time between request starts. */
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                     delay_ms: number;
                                     /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                     crawl_delay_s: number | null;
@@ -2285,7 +2285,7 @@ export interface operations {
                                     throttled: number;
                                     /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                     retries: number;
-                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                     paused_ms: number;
                                 };
                                 /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -2527,7 +2527,7 @@ export interface operations {
                                 politeness?: {
                                     /** @description Requests this crawl had in flight at most. */
                                     max_concurrency: number;
-                                    /** @description This crawl's own least time between request starts. */
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                     delay_ms: number;
                                     /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                     crawl_delay_s: number | null;
@@ -2535,7 +2535,7 @@ export interface operations {
                                     throttled: number;
                                     /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                     retries: number;
-                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                     paused_ms: number;
                                 };
                                 /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
