@@ -84,9 +84,10 @@ export interface HostGrant {
 export interface HostCoordinator {
   /**
    * Claims (or renews) up to `want` of the host's `cap` slots, sharing them fairly with the other
-   * live holders; `inFlight` of this process's requests stay counted as held until they end.
+   * live holders. `held` stays counted as this process's whatever the grant: what it may have in
+   * flight until the answer is back (its requests in flight, and the slots it may still fill).
    */
-  claim(host: string, want: number, cap: number, inFlight: number): Promise<HostGrant>;
+  claim(host: string, want: number, cap: number, held: number): Promise<HostGrant>;
   /** Gives this process's slots back. */
   release(host: string): Promise<void>;
   /** Pauses the host for every process until `until` (epoch ms); a later pause already stored stands. */
@@ -143,8 +144,27 @@ interface Waiter {
 interface Turn {
   waiters: Waiter[];
   inFlight: number;
-  /** When it was last given a slot (a counter): ties go to the crawl served longest ago. */
+  /**
+   * Slot time it has used here (ms of requests in flight, summed) up to `changedAt`. A crawl that
+   * comes starts at the least of the others', so that it goes first when the others have used more,
+   * but never gets a head start of all the time they have used.
+   */
+  used: number;
+  changedAt: number;
+  /** When it was last given a slot (a counter): the last tie-break. */
   served: number;
+}
+
+/** A turn's slot time up to `now`. */
+function usedBy(turn: Turn, now: number): number {
+  return turn.used + turn.inFlight * (now - turn.changedAt);
+}
+
+/** `turn`'s requests in flight change by `step` at `now`. */
+function stepTurn(turn: Turn, step: number, now: number): void {
+  turn.used = usedBy(turn, now);
+  turn.changedAt = now;
+  turn.inFlight += step;
 }
 
 /** One host's gate in this process. */
@@ -153,10 +173,11 @@ class HostGate {
   private slots: number;
   /**
    * The crawls with requests waiting or in flight here. A free slot goes to the waiting crawl with
-   * the fewest requests in flight here, the one served longest ago among equals: crawls take the
-   * host's slots in turn, and a crawl that comes to a busy host waits for at most one free slot per
-   * other crawl (first come first served let a crawl with many requests queued keep a newcomer
-   * waiting for all of them: 14 s for a start page behind five crawls of 4 s pages).
+   * the fewest requests in flight here, then the one that has used the least slot time here: crawls
+   * take the host's slots in turn, a crawl that comes to a busy host waits for at most one free slot
+   * per other crawl, and a crawl of fast pages is not held to one request per slow one of the
+   * others (first come first served let crawls with many requests queued keep a newcomer waiting
+   * for all of them: 14 s for a start page behind five crawls of 4 s pages).
    */
   private readonly turns = new Map<object, Turn>();
   private waiting = 0;
@@ -247,16 +268,22 @@ class HostGate {
    * Waits for a slot and a start time; resolves once the request may start. `crawl` is the crawl
    * asking (slots go to crawls in turn); `first` puts the request ahead of the crawl's others (a
    * throttled request asked again). `paused` hears of the time it waited on pauses, when it stops
-   * waiting.
+   * waiting; it has waited since `since` (a request asked again: since its 429 or 503 came).
    */
-  acquire(signal: AbortSignal, crawl: object, first: boolean, paused: (from: number, to: number) => void): Promise<void> {
+  acquire(
+    signal: AbortSignal,
+    crawl: object,
+    first: boolean,
+    paused: (from: number, to: number) => void,
+    since = this.now(),
+  ): Promise<void> {
     signal.throwIfAborted();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve,
         reject,
         signal,
-        since: this.now(),
+        since,
         paused,
         onAbort: () => {
           const turn = this.turns.get(crawl);
@@ -274,7 +301,10 @@ class HostGate {
       signal.addEventListener("abort", waiter.onAbort, { once: true });
       let turn = this.turns.get(crawl);
       if (turn === undefined) {
-        turn = { waiters: [], inFlight: 0, served: 0 };
+        const now = this.now();
+        let least = Number.POSITIVE_INFINITY;
+        for (const other of this.turns.values()) least = Math.min(least, usedBy(other, now));
+        turn = { waiters: [], inFlight: 0, used: Number.isFinite(least) ? least : 0, changedAt: now, served: 0 };
         this.turns.set(crawl, turn);
       }
       if (first) turn.waiters.unshift(waiter);
@@ -288,7 +318,7 @@ class HostGate {
     this.inFlight--;
     const turn = this.turns.get(crawl);
     if (turn !== undefined) {
-      turn.inFlight--;
+      stepTurn(turn, -1, this.now());
       this.forget(crawl, turn);
     }
     if (this.inFlight === 0 && this.waiting === 0) this.idleSince = this.now();
@@ -299,13 +329,24 @@ class HostGate {
     if (turn.inFlight === 0 && turn.waiters.length === 0) this.turns.delete(crawl);
   }
 
-  /** The waiting request whose crawl has the fewest in flight here, served longest ago among equals. */
-  private next(): Turn {
+  /**
+   * The next waiting request's crawl: the fewest requests in flight here, then the least slot time
+   * used here, then served longest ago.
+   */
+  private next(now: number): Turn {
     let best: Turn | undefined;
+    let bestUsed = 0;
     for (const turn of this.turns.values()) {
       if (turn.waiters.length === 0) continue;
-      if (best === undefined || turn.inFlight < best.inFlight || (turn.inFlight === best.inFlight && turn.served < best.served))
+      const used = usedBy(turn, now);
+      if (
+        best === undefined ||
+        turn.inFlight < best.inFlight ||
+        (turn.inFlight === best.inFlight && (used < bestUsed || (used === bestUsed && turn.served < best.served)))
+      ) {
         best = turn;
+        bestUsed = used;
+      }
     }
     return best!;
   }
@@ -332,8 +373,7 @@ class HostGate {
   }
 
   /** A 429 or 503 answered: pause the host (Retry-After, else the doubling backoff). */
-  throttled(retryAfter: number | undefined): void {
-    const now = this.now();
+  throttled(retryAfter: number | undefined, now = this.now()): void {
     // The pace of the last second, slowed by a tenth; a throttle at a learnt pace slows it by a tenth more.
     const rate = this.recentRate(now);
     const paced = rate === null ? this.learntMs * 1.1 : 1_000 / (rate * 0.9);
@@ -390,13 +430,13 @@ class HostGate {
         this.wakeAt(startAt);
         return;
       }
-      const turn = this.next();
+      const turn = this.next(now);
       const waiter = turn.waiters.shift()!;
       this.waiting--;
       waiter.signal.removeEventListener("abort", waiter.onAbort);
       this.countPaused(waiter, now);
       this.inFlight++;
-      turn.inFlight++;
+      stepTurn(turn, 1, now);
       turn.served = ++this.servedCount;
       this.noteStart(now);
       this.idleSince = 0;
@@ -640,11 +680,12 @@ export class CrawlPolite {
         throw error;
       }
       // The crawl's own slot is held from here to the answer's end, through any pause and retry.
+      let throttledAt: number | undefined;
       for (let attempt = 0; ; attempt++) {
         if (attempt > 0) init.queue?.enter();
         try {
           // A request asked again goes ahead of the crawl's others: it has waited longest.
-          await gate.acquire(signal, this, attempt > 0, (from, to) => this.countPause(from, to));
+          await gate.acquire(signal, this, attempt > 0, (from, to) => this.countPause(from, to), throttledAt);
         } catch (error) {
           this.ownDone();
           throw error;
@@ -672,7 +713,8 @@ export class CrawlPolite {
         }
         this.throttled++;
         this.politeness.onThrottled();
-        gate.throttled(retryAfterMs(res.headers, this.now()));
+        throttledAt = this.now();
+        gate.throttled(retryAfterMs(res.headers, throttledAt), throttledAt);
         if (attempt === MAX_THROTTLE_RETRIES) return whenBodyEnds(res, request);
         // Drop this answer's body (the host's slot with it) and wait out the pause before asking again.
         discardBody(res);
