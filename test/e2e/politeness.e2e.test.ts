@@ -921,6 +921,6 @@ describe("odd caps, two processes on one SQLite file, a loaded machine and a bus
       );
       expect(Math.max(...figures)).toBeLessThanOrEqual(cap);
     },
-    120_000,
+    60_000 + STRESS_ROUNDS * 30_000,
   );
 });
