@@ -313,6 +313,7 @@ class Crawl {
         : deps.fetch.open({
             maxConcurrency: options.max_concurrency ?? undefined,
             delayMs: options.delay_ms ?? 0,
+            requestTimeoutMs: limits.requestTimeoutMs,
             credentials: credentialsFor(options, startUrl),
           });
     this.concurrency = this.connection.maxConcurrency;

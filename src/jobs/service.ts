@@ -34,6 +34,7 @@ export type JobConfig = Pick<
   | "allowTargets"
   | "freeDailyLimit"
   | "hostConcurrency"
+  | "hostDelayMs"
 >;
 
 export interface JobServiceDeps {
@@ -80,7 +81,8 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
       // The crawler's HTTP/1.1 client, one keep-alive pool for every job; callbacks POST with fetch (callback.ts).
       crawl: {
         fetch:
-          deps.network ?? createCrawlNetwork({ policy, resolve, politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: 0 } }),
+          deps.network ??
+          createCrawlNetwork({ policy, resolve, politeness: { hostConcurrency: config.hostConcurrency, hostDelayMs: config.hostDelayMs } }),
         now: Date.now,
         userAgent: USER_AGENT,
         renderer: deps.renderer,
@@ -94,7 +96,8 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
         now: new Date(),
         // A job finished without this process's crawl (cancelled while its owner was gone): no counts.
         politeness:
-          reports?.politeness ?? quietPoliteness(job.options.max_concurrency ?? config.hostConcurrency, job.options.delay_ms ?? 0),
+          reports?.politeness ??
+          quietPoliteness(job.options.max_concurrency ?? config.hostConcurrency, Math.max(job.options.delay_ms ?? 0, config.hostDelayMs)),
         render: reports?.render ?? { mode: job.options.render ?? "never", rendered: false, pages_rendered: 0 },
       }),
     notify: createNotifier({

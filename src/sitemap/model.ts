@@ -227,13 +227,20 @@ export const RenderModel = t.Object(
 export const PolitenessModel = t.Object(
   {
     max_concurrency: jsonInteger({ minimum: 1, description: "Requests this crawl had in flight at most." }),
-    delay_ms: jsonInteger({ minimum: 0, description: "This crawl's own least time between request starts." }),
+    delay_ms: jsonInteger({
+      minimum: 0,
+      description: "The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger.",
+    }),
     crawl_delay_s: t.Union([t.Number({ minimum: 0, maximum: 30 }), t.Null()], {
       description: "robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none.",
     }),
     throttled: jsonInteger({ minimum: 0, description: "429 and 503 answers received." }),
     retries: jsonInteger({ minimum: 0, description: "Requests sent again after a 429 or 503 (at most 3 per URL)." }),
-    paused_ms: jsonInteger({ minimum: 0, description: "Time the crawl waited while the host was paused after a 429 or 503." }),
+    paused_ms: jsonInteger({
+      minimum: 0,
+      description:
+        "Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration.",
+    }),
   },
   { description: "Politeness toward the crawled host: limits applied, throttled answers, retries and pauses." },
 );

@@ -12,6 +12,8 @@ export interface PoliteSiteOptions {
 
 export interface Visit {
   path: string;
+  /** The Host header as sent (lower-cased): which spelling of the host the request named. */
+  host: string;
   start: number;
   end: number;
   status: number;
@@ -21,8 +23,8 @@ export interface PoliteSite {
   url: string;
   /** Every request, in the order they started (end is 0 until it ends). */
   visits: Visit[];
-  /** The most requests in flight at one moment. */
-  maxInFlight(): number;
+  /** The most requests in flight at one moment (of those `which` keeps: all by default). */
+  maxInFlight(which?: (visit: Visit) => boolean): number;
   /** The shortest time between two request starts (Infinity with fewer than two). */
   minStartGap(): number;
   /** Requests of `path`, in order. */
@@ -48,7 +50,7 @@ export function servePoliteSite(options: PoliteSiteOptions): PoliteSite {
     idleTimeout: 60,
     async fetch(req) {
       const path = new URL(req.url).pathname;
-      const visit: Visit = { path, start: performance.now(), end: 0, status: 0 };
+      const visit: Visit = { path, host: (req.headers.get("host") ?? "").toLowerCase(), start: performance.now(), end: 0, status: 0 };
       visits.push(visit);
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
@@ -70,7 +72,7 @@ export function servePoliteSite(options: PoliteSiteOptions): PoliteSite {
   return {
     url: `http://127.0.0.1:${server.port}`,
     visits,
-    maxInFlight: () => maxInFlight,
+    maxInFlight: (which) => (which === undefined ? maxInFlight : mostAtOnce(visits.filter(which))),
     minStartGap() {
       const starts = visits.map((v) => v.start).sort((a, b) => a - b);
       let gap = Number.POSITIVE_INFINITY;
@@ -80,6 +82,22 @@ export function servePoliteSite(options: PoliteSiteOptions): PoliteSite {
     visitsOf: (path) => visits.filter((v) => v.path === path),
     stop: () => server.stop(true),
   };
+}
+
+/** The most of `visits` in flight at one moment (a request ending as another starts is not counted twice; one not ended is still in flight). */
+export function mostAtOnce(visits: Visit[]): number {
+  const events = visits.flatMap((v) => [
+    { at: v.start, step: 1 },
+    { at: v.end === 0 ? Number.POSITIVE_INFINITY : v.end, step: -1 },
+  ]);
+  events.sort((a, b) => a.at - b.at || a.step - b.step);
+  let now = 0;
+  let most = 0;
+  for (const event of events) {
+    now += event.step;
+    most = Math.max(most, now);
+  }
+  return most;
 }
 
 function normalAnswer(path: string, options: PoliteSiteOptions): Response {

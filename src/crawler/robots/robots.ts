@@ -30,6 +30,9 @@ export interface RobotsRules {
 
 export const ALLOW_ALL: RobotsRules = { allows: () => true, sitemaps: [], crawlDelay: null };
 
+/** Crawl-delay's value: a non-negative decimal number, with or without sign, point, digits before it or exponent. */
+const CRAWL_DELAY = /^\+?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 /** RFC 9309 2.5: crawlers must parse at least 500 KiB; the rest is ignored. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
 /** RFC 9309 2.3.1.2: follow at least five redirects; past them, act as if there were no rules. */
@@ -79,8 +82,10 @@ export function parseRobots(origin: string, text: string, productToken: string):
       if (agents.includes("*")) anyone.push(rule);
     } else if (key === "crawl-delay") {
       inRules = true;
-      const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
-      if (!Number.isFinite(seconds)) continue;
+      // A decimal number in any spelling (".5", "+3", "1e9"); one too large for a double counts as
+      // infinite, more than the 30 s cap anyway.
+      const seconds = CRAWL_DELAY.test(value) ? Number(value) : Number.NaN;
+      if (Number.isNaN(seconds)) continue;
       if (agents.includes(token)) ourDelay = Math.max(ourDelay ?? 0, seconds);
       if (agents.includes("*")) anyDelay = Math.max(anyDelay ?? 0, seconds);
     } else if (key === "sitemap" && value !== "") {

@@ -8,7 +8,7 @@ import type { PgAccess } from "./database.ts";
 
 export function createPostgresHostLeases(access: PgAccess, owner: string, now: () => number = Date.now): HostCoordinator {
   return {
-    claim: (host, want, cap, inFlight) =>
+    claim: (host, want, cap, held) =>
       access.query((sql) =>
         sql.begin(async (tx): Promise<HostGrant> => {
           const at = now();
@@ -22,7 +22,7 @@ export function createPostgresHostLeases(access: PgAccess, owner: string, now: (
           }[];
           const slots = fairGrant(want, cap, others);
           await tx`INSERT INTO host_leases (host, owner, slots, want, expires_at)
-            VALUES (${host}, ${owner}, ${Math.max(slots, inFlight)}, ${want}, ${at + HOST_LEASE_MS})
+            VALUES (${host}, ${owner}, ${Math.max(slots, held)}, ${want}, ${at + HOST_LEASE_MS})
             ON CONFLICT (host, owner) DO UPDATE SET slots = excluded.slots, want = excluded.want, expires_at = excluded.expires_at`;
           return { slots, pausedUntil: Number(state.paused_until) };
         }),

@@ -14,7 +14,7 @@ export const HOST_LEASE_MS = 10_000;
 /**
  * The share of `cap` an owner is granted: what it wants, no more than the others leave free, and no
  * more than an even share (at least 1) when others want slots too (they get theirs as this one's in-flight
- * requests end; `inFlight` stays counted as held until then).
+ * requests end; the claim's `held` stays counted until then).
  */
 export function fairGrant(want: number, cap: number, others: { slots: number; want: number }[]): number {
   const held = others.reduce((sum, lease) => sum + lease.slots, 0);
@@ -26,7 +26,7 @@ export function fairGrant(want: number, cap: number, others: { slots: number; wa
 
 export function createSqliteHostLeases(access: SqliteAccess, owner: string, now: () => number = Date.now): HostCoordinator {
   return {
-    claim: (host, want, cap, inFlight = 0) =>
+    claim: (host, want, cap, held = 0) =>
       access.write((db): HostGrant => {
         const at = now();
         return db
@@ -40,7 +40,7 @@ export function createSqliteHostLeases(access: SqliteAccess, owner: string, now:
             db.query(
               `INSERT INTO host_leases (host, owner, slots, want, expires_at) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT (host, owner) DO UPDATE SET slots = excluded.slots, want = excluded.want, expires_at = excluded.expires_at`,
-            ).run(host, owner, Math.max(slots, inFlight), want, at + HOST_LEASE_MS);
+            ).run(host, owner, Math.max(slots, held), want, at + HOST_LEASE_MS);
             const state = db.query("SELECT paused_until FROM host_state WHERE host = ?").get(host) as { paused_until: number } | null;
             return { slots, pausedUntil: state?.paused_until ?? 0 };
           })

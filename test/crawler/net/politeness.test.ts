@@ -12,12 +12,14 @@ import {
   defaultCrawlLimits,
   defaultCrawlOptions,
 } from "../../../src/crawler/index.ts";
-import { hostOf, retryAfterMsFor } from "../../../src/crawler/net/politeness.ts";
+import { hostOf, politeHost, retryAfterMsFor } from "../../../src/crawler/net/politeness.ts";
 import { openDatabase } from "../../../src/db/sqlite/database.ts";
 import { createSqliteHostLeases } from "../../../src/db/sqlite/hosts.ts";
 import { sqliteMigrations } from "../../../src/db/sqlite/migrations.ts";
 import { sqliteAccess } from "../../../src/db/sqlite/store.ts";
+import { Database } from "bun:sqlite";
 import { tempDir } from "../../support/binary.ts";
+import { waitFor } from "../../jobs/support.ts";
 import { type PoliteSite, type PoliteSiteOptions, pagePath, servePoliteSite } from "../../support/polite-site.ts";
 
 /** Timers may fire a little early or late; starts are compared with this much slack (ms). */
@@ -35,9 +37,17 @@ const serve = (options: PoliteSiteOptions) => {
 const network = (hostConcurrency = 4, hostDelayMs = 0, coordinator?: Parameters<typeof createCrawlNetwork>[0]["coordinator"]) =>
   createCrawlNetwork({ policy: { allowPrivate: true, allowTargets: [] }, politeness: { hostConcurrency, hostDelayMs }, coordinator });
 
-function crawl(site: PoliteSite, net: CrawlNetwork, options: Partial<ReturnType<typeof defaultCrawlOptions>> = {}, timeoutMs = 60_000) {
-  const limits = { ...defaultCrawlLimits, maxPages: 1_000, timeoutMs };
-  return crawlSite(`${site.url}/`, limits, { fetch: net, now: Date.now, userAgent: "genapi/0.1.0" }, undefined, {
+function crawl(
+  site: PoliteSite | string,
+  net: CrawlNetwork,
+  options: Partial<ReturnType<typeof defaultCrawlOptions>> = {},
+  timeoutMs = 60_000,
+  signal?: AbortSignal,
+  requestTimeoutMs = defaultCrawlLimits.requestTimeoutMs,
+) {
+  const limits = { ...defaultCrawlLimits, maxPages: 1_000, timeoutMs, requestTimeoutMs };
+  const url = typeof site === "string" ? site : `${site.url}/`;
+  return crawlSite(url, limits, { fetch: net, now: Date.now, userAgent: "genapi/0.1.0" }, signal, {
     ...defaultCrawlOptions(1_000),
     ...options,
   });
@@ -97,6 +107,21 @@ describe("one process", () => {
     const pages = site.visits.filter((v) => v.path !== "/robots.txt").map((v) => v.start);
     for (let i = 1; i < pages.length; i++) expect(pages[i]! - pages[i - 1]!).toBeGreaterThanOrEqual(500 - JITTER_MS);
     expect(result.politeness.crawl_delay_s).toBe(0.5);
+  });
+
+  test("Crawl-delay in other spellings: .5 spaces the requests half a second apart, 1e400 counts as 30 s", async () => {
+    const site = serve({ pages: 3, robots: "User-agent: genapi\nCrawl-delay: .5\n" });
+    const result = await crawl(site, network());
+    expect(listed(result)).toEqual(allPages(3));
+    expect(result.politeness.crawl_delay_s).toBe(0.5);
+    const pages = site.visits.filter((v) => v.path !== "/robots.txt").map((v) => v.start);
+    for (let i = 1; i < pages.length; i++) expect(pages[i]! - pages[i - 1]!).toBeGreaterThanOrEqual(500 - JITTER_MS);
+    // One page only: a second would come 30 s later.
+    for (const value of ["1e400", "+31", "1e9"]) {
+      const huge = serve({ pages: 2, robots: `User-agent: genapi\nCrawl-delay: ${value}\n` });
+      const one = await crawl(huge, network(), { max_pages: 1 });
+      expect(one.politeness.crawl_delay_s, value).toBe(30);
+    }
   });
 
   test("a 429 with Retry-After pauses the host for every crawl; the URL is asked again and listed", async () => {
@@ -180,7 +205,8 @@ describe("processes sharing an SQLite store", () => {
     for (const result of results) expect(listed(result)).toEqual(allPages(60));
     expect(site.maxInFlight()).toBeLessThanOrEqual(3);
     expect(site.maxInFlight()).toBe(3);
-  });
+    // About 4 s on 2 cores (4 crawls of 60 pages of 20 ms at 3 at once), past bun's 5 s default under load.
+  }, 15_000);
 
   test("with --host-delay, the two processes' starts are that far apart", async () => {
     const path = join(tempDir(), "genapi.db");
@@ -236,4 +262,174 @@ test("Retry-After in seconds or as an HTTP date, at most 120 s", () => {
   expect(retryAfterMsFor("Tue, 24 Nov 2026 11:59:00 GMT", now)).toBe(0);
   expect(retryAfterMsFor("3600", now)).toBe(120_000);
   expect(retryAfterMsFor("soon", now)).toBeUndefined();
+});
+
+describe("the report", () => {
+  test("delay_ms is the interval kept between starts: --host-delay when the crawl asks for less", async () => {
+    const site = serve({ pages: 3 });
+    const result = await crawl(site, network(4, 300));
+    expect(listed(result)).toEqual(allPages(3));
+    expect(result.politeness.delay_ms).toBe(300);
+    expectSpaced(site, 300);
+    const slower = serve({ pages: 2 });
+    expect((await crawl(slower, network(4, 300), { delay_ms: 400 })).politeness.delay_ms).toBe(400);
+  });
+
+  test("paused_ms counts a pause another crawl met while this one waited on it, and never more than the crawl lasted", async () => {
+    // One slot (cap 1): the crawl of /p3 (which links to /p7 and /p8) always has a request queued for
+    // it. /p1, of the other crawl, answers 429 with Retry-After 2 once: the requests of /p3's crawl
+    // that were queued before it then wait on that pause without meeting a 429 themselves.
+    const site = serve({
+      pages: 9,
+      latencyMs: 100,
+      answer: (path, nth) =>
+        path === "/p1" && nth === 1 ? new Response("later", { status: 429, headers: { "Retry-After": "2" } }) : undefined,
+    });
+    const net = network(1);
+    const began = performance.now();
+    const [throttled, waiting] = await Promise.all([crawl(site, net), crawl(`${site.url}/p3`, net)]);
+    const tookMs = performance.now() - began;
+    console.log(
+      `paused_ms: ${waiting.politeness.paused_ms} ms for the crawl that waited (${Math.round(tookMs)} ms long), ${throttled.politeness.paused_ms} for the one throttled`,
+    );
+    expect(waiting.politeness.throttled).toBe(0);
+    expect(waiting.politeness.paused_ms).toBeGreaterThan(1_500);
+    expect(waiting.politeness.paused_ms).toBeLessThanOrEqual(tookMs);
+    expect(throttled.politeness.throttled).toBe(1);
+    expect(throttled.politeness.paused_ms).toBeGreaterThanOrEqual(2_000 - JITTER_MS);
+
+    // A crawl whose time runs out 1 s into a 60 s pause waited 1 s, not 60.
+    const paused = serve({
+      pages: 4,
+      answer: (path) => (path === "/p1" ? new Response("later", { status: 429, headers: { "Retry-After": "60" } }) : undefined),
+    });
+    const started = performance.now();
+    const cut = await crawl(paused, network(), {}, 1_000);
+    const lasted = performance.now() - started;
+    console.log(`paused_ms of a 1 s crawl in a 60 s pause: ${cut.politeness.paused_ms} ms (it lasted ${Math.round(lasted)} ms)`);
+    expect(cut.truncated).toBe(true);
+    expect(cut.politeness.paused_ms).toBeGreaterThan(0);
+    expect(cut.politeness.paused_ms).toBeLessThanOrEqual(lasted);
+  }, 20_000);
+});
+
+describe("a host is its normalised name and port", () => {
+  test("politeHost: trailing dots dropped, IPv4-mapped IPv6 written as IPv4", () => {
+    expect(politeHost("localhost.:8005")).toBe("localhost:8005");
+    expect(politeHost("localhost..:8005")).toBe("localhost:8005");
+    expect(politeHost("example.com.:443")).toBe("example.com:443");
+    expect(politeHost("[::ffff:7f00:1]:8005")).toBe("127.0.0.1:8005");
+    expect(politeHost("[::ffff:c000:221]:80")).toBe("192.0.2.33:80");
+    expect(politeHost("[2001:db8::1]:80")).toBe("[2001:db8::1]:80");
+    expect(politeHost("example.com:443")).toBe("example.com:443");
+  });
+
+  test("crawls of one host under several spellings share its cap, counted by the site", async () => {
+    const site = serve({ pages: 30, latencyMs: 25 });
+    const port = new URL(site.url).port;
+    const net = network(2);
+    const spellings = [`127.0.0.1:${port}`, `[::ffff:7f00:1]:${port}`, `[::ffff:127.0.0.1]:${port}`];
+    const named = [`localhost:${port}`, `localhost.:${port}`, `LOCALHOST..:${port}`];
+    const results = await Promise.all([...spellings, ...named].map((host) => crawl(`http://${host}/`, net)));
+    for (const result of results) expect(result.entries.length).toBe(30);
+    const numeric = site.maxInFlight((v) => !v.host.startsWith("localhost"));
+    const byName = site.maxInFlight((v) => v.host.startsWith("localhost"));
+    const perSpelling = [...new Set(site.visits.map((v) => v.host))].map((host) => `${host} ${site.maxInFlight((v) => v.host === host)}`);
+    console.log(
+      `spellings, cap 2: 127.0.0.1 as IPv4 and IPv4-mapped ${numeric}, localhost with and without dots ${byName}; each: ${perSpelling.join(", ")}`,
+    );
+    expect(numeric).toBe(2);
+    expect(byName).toBe(2);
+  }, 30_000);
+});
+
+describe("a request the crawl abandons", () => {
+  test("keeps its slot until the site has answered it: a stopped crawl's requests still count for the next crawl", async () => {
+    // Pages take 1.5 s; the first crawl is stopped while its two requests (the cap) are at the site.
+    const site = serve({
+      pages: 20,
+      answer: async (path) => (path === "/robots.txt" ? undefined : Bun.sleep(1_500).then(() => undefined)),
+    });
+    const net = network(2);
+    const stop = new AbortController();
+    const first = crawl(site, net, {}, 60_000, stop.signal).catch((error) => error);
+    await waitFor(() => site.visits.filter((v) => v.path !== "/robots.txt" && v.end === 0).length === 2, 10_000, "two pages in flight");
+    stop.abort();
+    await first;
+    const stoppedAt = performance.now();
+    const second = crawl(site, net, { max_pages: 2 });
+    await waitFor(
+      () => site.visits.filter((v) => v.start > stoppedAt && v.path !== "/robots.txt").length > 0,
+      10_000,
+      "the next crawl's first page",
+    );
+    await second;
+    const abandonedEnd = Math.max(...site.visits.filter((v) => v.start < stoppedAt && v.path !== "/robots.txt").map((v) => v.end));
+    const next = site.visits.find((v) => v.start > stoppedAt && v.path !== "/robots.txt")!;
+    console.log(
+      `abandoned requests: max in flight ${site.maxInFlight()} (cap 2); the next crawl's first page ${Math.round(next.start - abandonedEnd)} ms after they ended at the site`,
+    );
+    expect(site.maxInFlight()).toBe(2);
+    expect(next.start).toBeGreaterThanOrEqual(abandonedEnd - JITTER_MS);
+    // The slot comes back when the answer has ended, not at the request timeout (10 s).
+    expect(next.start - abandonedEnd).toBeLessThan(1_000);
+  }, 30_000);
+
+  test("past its per-request timeout, an abandoned request gives its slot back though the site still works", async () => {
+    const site = serve({
+      pages: 20,
+      answer: async (path) => (path === "/robots.txt" ? undefined : Bun.sleep(3_000).then(() => undefined)),
+    });
+    const net = network(1);
+    const stop = new AbortController();
+    const first = crawl(site, net, {}, 60_000, stop.signal, 1_000).catch((error) => error);
+    await waitFor(() => site.visits.some((v) => v.path === "/" && v.end === 0), 10_000, "the start page in flight");
+    const sent = site.visits.find((v) => v.path === "/")!.start;
+    stop.abort();
+    await first;
+    // Its own start page times out too (3 s pages, 1 s limit): only when it was sent matters.
+    const second = crawl(site, net, { max_pages: 1 }, 10_000, undefined, 1_000).catch((error) => error);
+    await waitFor(() => site.visits.filter((v) => v.path === "/").length === 2, 10_000, "the next crawl's start page");
+    await second;
+    const gap = site.visits.filter((v) => v.path === "/")[1]!.start - sent;
+    console.log(`an abandoned request past its 1 s timeout: the next request ${Math.round(gap)} ms after it was sent`);
+    expect(gap).toBeGreaterThanOrEqual(1_000 - JITTER_MS);
+    expect(gap).toBeLessThan(2_500);
+  }, 30_000);
+});
+
+describe("a store that does not answer", () => {
+  test("a process that cannot reach the store waits for it: no slot beyond the grants, with an odd cap", async () => {
+    // Process a holds the 3 slots of a host with pages of 2.5 s; the file is then write-locked by a
+    // third connection for 12 s, longer than a lease (10 s). b comes to the host meanwhile; a cannot
+    // renew. Once the lock goes, the store hands the slots out again.
+    const path = join(tempDir(), "genapi.db");
+    // As the server opens it: no wait inside SQLite (which would stop this process's event loop,
+    // the site's with it); the store retries a busy statement for 1.5 s, then fails.
+    const coordinator = (owner: string) => {
+      const db = openDatabase(path, sqliteMigrations);
+      db.exec("PRAGMA busy_timeout = 0");
+      return createSqliteHostLeases(sqliteAccess(db), owner);
+    };
+    const site = serve({ pages: 40, answer: async (p) => (p === "/robots.txt" ? undefined : Bun.sleep(2_500).then(() => undefined)) });
+    const [a, b] = [network(3, 0, coordinator("a")), network(3, 0, coordinator("b"))];
+    const stopA = new AbortController();
+    const stopB = new AbortController();
+    const crawlA = crawl(site, a, {}, 60_000, stopA.signal).catch((e) => e);
+    await waitFor(() => site.visits.filter((v) => v.end === 0).length === 3, 10_000, "a holding the 3 slots");
+    const holder = new Database(path);
+    holder.exec("PRAGMA busy_timeout = 5000");
+    holder.exec("BEGIN IMMEDIATE");
+    const lockedAt = performance.now();
+    const crawlB = crawl(site, b, {}, 60_000, stopB.signal).catch((e) => e);
+    await Bun.sleep(12_000); // the lock's length is the scenario: a store that does not answer for 12 s
+    holder.exec("ROLLBACK");
+    holder.close();
+    await waitFor(() => site.visits.filter((v) => v.start > lockedAt + 12_000).length >= 6, 15_000, "crawling again after the lock");
+    stopA.abort();
+    stopB.abort();
+    await Promise.all([crawlA, crawlB]);
+    console.log(`a store locked for 12 s under an odd cap (3): max in flight ${site.maxInFlight()}`);
+    expect(site.maxInFlight()).toBe(3);
+  }, 45_000);
 });

@@ -9,6 +9,32 @@ const ORIGIN = "http://site.test";
 const rules = (text: string) => parseRobots(ORIGIN, text, "genapi");
 const allowed = (text: string, path: string) => rules(text).allows(ORIGIN + path);
 
+describe("Crawl-delay", () => {
+  const delay = (value: string) => rules(`User-agent: genapi\nCrawl-delay: ${value}\n`).crawlDelay;
+  test("a decimal number in any spelling", () => {
+    expect(delay("2")).toBe(2);
+    expect(delay(".5")).toBe(0.5);
+    expect(delay("0.5")).toBe(0.5);
+    expect(delay("5.")).toBe(5);
+    expect(delay("+3")).toBe(3);
+    expect(delay("1e9")).toBe(1e9);
+    expect(delay("1E2")).toBe(100);
+    expect(delay("2.5e-1")).toBe(0.25);
+    expect(delay("1000000000")).toBe(1e9);
+    // Beyond a double: infinite, which the politeness cap makes 30 s.
+    expect(delay("1e400")).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  test("anything else says nothing", () => {
+    for (const value of ["", "-1", "abc", "0x10", "Infinity", "1,5", "1 s", ".", "e5", "1e", "++3"]) expect(delay(value), value).toBeNull();
+  });
+
+  test("the largest of genapi's group, else the largest of *'s", () => {
+    expect(rules("User-agent: *\nCrawl-delay: 5\n\nUser-agent: genapi\nCrawl-delay: .5\nCrawl-delay: +1\n").crawlDelay).toBe(1);
+    expect(rules("User-agent: *\nCrawl-delay: 1e1\nCrawl-delay: 3\n").crawlDelay).toBe(10);
+  });
+});
+
 describe("parseRobots (RFC 9309 matching)", () => {
   test("the longest matching rule wins, whichever comes first", () => {
     const text = "User-agent: *\nAllow: /docs/public\nDisallow: /docs/\nDisallow: /a\nAllow: /a/b/c\n";

@@ -1213,7 +1213,7 @@ export interface operations {
                             politeness: {
                                 /** @description Requests this crawl had in flight at most. */
                                 max_concurrency: number;
-                                /** @description This crawl's own least time between request starts. */
+                                /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                 delay_ms: number;
                                 /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                 crawl_delay_s: number | null;
@@ -1221,7 +1221,7 @@ export interface operations {
                                 throttled: number;
                                 /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                 retries: number;
-                                /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                 paused_ms: number;
                             };
                             /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -1680,7 +1680,7 @@ export interface operations {
                                     politeness?: {
                                         /** @description Requests this crawl had in flight at most. */
                                         max_concurrency: number;
-                                        /** @description This crawl's own least time between request starts. */
+                                        /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                         delay_ms: number;
                                         /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                         crawl_delay_s: number | null;
@@ -1688,7 +1688,7 @@ export interface operations {
                                         throttled: number;
                                         /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                         retries: number;
-                                        /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                        /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                         paused_ms: number;
                                     };
                                     /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -2064,7 +2064,7 @@ export interface operations {
                                 politeness?: {
                                     /** @description Requests this crawl had in flight at most. */
                                     max_concurrency: number;
-                                    /** @description This crawl's own least time between request starts. */
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                     delay_ms: number;
                                     /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                     crawl_delay_s: number | null;
@@ -2072,7 +2072,7 @@ export interface operations {
                                     throttled: number;
                                     /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                     retries: number;
-                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                     paused_ms: number;
                                 };
                                 /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -2406,7 +2406,7 @@ export interface operations {
                                 politeness?: {
                                     /** @description Requests this crawl had in flight at most. */
                                     max_concurrency: number;
-                                    /** @description This crawl's own least time between request starts. */
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                     delay_ms: number;
                                     /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                     crawl_delay_s: number | null;
@@ -2414,7 +2414,7 @@ export interface operations {
                                     throttled: number;
                                     /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                     retries: number;
-                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                     paused_ms: number;
                                 };
                                 /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
@@ -2677,7 +2677,7 @@ export interface operations {
                                 politeness?: {
                                     /** @description Requests this crawl had in flight at most. */
                                     max_concurrency: number;
-                                    /** @description This crawl's own least time between request starts. */
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
                                     delay_ms: number;
                                     /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
                                     crawl_delay_s: number | null;
@@ -2685,7 +2685,7 @@ export interface operations {
                                     throttled: number;
                                     /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
                                     retries: number;
-                                    /** @description Time the crawl waited while the host was paused after a 429 or 503. */
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
                                     paused_ms: number;
                                 };
                                 /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
