@@ -714,7 +714,7 @@ function slowLinksSite(links: number, slowMs: number) {
 
 const slowVisits = (visits: Visit[]) => visits.filter((v) => v.path.startsWith("/s"));
 
-describe("a request genapi abandons keeps its slot until the site has answered it", () => {
+describe("a request genapi abandons is aborted and keeps its slot to its 10 s limit", () => {
   test("a crawl out of time and jobs cancelled a second after they start: the site never has more than --host-concurrency 4 at once", async () => {
     // Links that take the site 5 s (within the 10 s request timeout): the /api/generate crawl runs out
     // of its 3 s while its 4 are at the site; each job is cancelled a second after it was created, the

@@ -44,7 +44,7 @@ export interface CrawlPoliteness {
   maxConcurrency?: number;
   /** Least time between two of its own request starts, ms. */
   delayMs?: number;
-  /** Its per-request timeout, ms: how long a request it abandons keeps its slots at most. */
+  /** Its per-request timeout, ms: how long a request it abandons keeps its slots after it was sent. */
   requestTimeoutMs?: number;
 }
 
@@ -125,7 +125,7 @@ const MAX_RESERVED_STARTS = 20;
 /** Pauses remembered to tell how long a waiting request waited on them. */
 const RECENT_PAUSES = 16;
 /**
- * How long a request the crawl abandons keeps its slot at most when the crawl does not say its
+ * How long a request the crawl abandons keeps its slot after it was sent when the crawl does not say its
  * per-request timeout: the crawler's own (limits.ts).
  */
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -662,11 +662,10 @@ export class CrawlPolite {
    * the pause, up to MAX_THROTTLE_RETRIES times (then it is the answer).
    *
    * A request the crawl abandons (its signal aborts: a cancelled job, a crawl out of time, a render
-   * timeout) is not cut: the site may go on working on it, and a slot freed at once let the next
-   * crawl's requests pile on top (8 to 24 at once on a cap of 4 as jobs were cancelled). Its caller
-   * hears of the abort at once; the request itself goes on, its body read and dropped, holding its
-   * slots until its answer has ended or the crawl's per-request timeout has passed since it was
-   * sent, when it is cut.
+   * timeout) is aborted at once (its connection closed), but the site may go on working on it, and
+   * a slot freed then let the next crawl's requests pile on top (8 to 24 at once on a cap of 4 as
+   * jobs were cancelled): its slots stay taken until the crawl's per-request timeout has passed
+   * since it was sent. A request whose answer ended before the abort gave them back then.
    */
   wrap(send: Sender): Sender {
     return async (input, init) => {
@@ -697,14 +696,14 @@ export class CrawlPolite {
           gate.release(this);
           if (!retrying) this.ownDone();
         });
-        const sending = send(input, { ...init, signal: request.signal });
+        const sending = send(input, { ...init, signal });
         let res: Response;
         try {
           res = await untilAborted(sending, signal);
         } catch (error) {
-          // Abandoned before its answer: the request goes on until it settles (or is cut at its deadline).
-          if (signal.aborted) sending.then((late) => drain(late, request.end), request.end);
-          else request.end();
+          // Abandoned before its answer, the request is aborted with it: `end` keeps its slots to its deadline.
+          if (signal.aborted) sending.then(discardBody, () => {});
+          request.end();
           throw error;
         }
         if (res.status !== 429 && res.status !== 503) {
@@ -726,26 +725,18 @@ export class CrawlPolite {
   }
 
   /**
-   * A request just sent under `signal`: the signal the sender gets (it aborts at the per-request
-   * deadline once `signal` has aborted, at once if that is past) and `end`, which gives its slots back.
+   * A request just sent under `signal`, and `end`, which gives its slots back: at once when its
+   * answer ended, or, once the crawl has abandoned it (`signal` aborted, which aborts the request),
+   * only when the per-request timeout has passed since it was sent, as the site may still be at it.
    */
   private sent(signal: AbortSignal, release: () => void): SentRequest {
     const deadline = this.now() + this.requestTimeoutMs;
-    const cut = new AbortController();
-    let timer: Timer | undefined;
-    const onAbort = () => {
-      const left = deadline - this.now();
-      if (left <= 0) cut.abort(signal.reason);
-      else timer = setTimeout(() => cut.abort(signal.reason), timerDelay(left));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
     return {
-      signal: cut.signal,
-      abandoned: () => signal.aborted && !cut.signal.aborted,
       end: once(() => {
-        signal.removeEventListener("abort", onAbort);
-        clearTimeout(timer);
-        release();
+        const left = signal.aborted ? deadline - this.now() : 0;
+        if (left <= 0) return release();
+        // Not a reason to keep the process alive: a process that exits has no requests left at the site.
+        setTimeout(release, timerDelay(left)).unref();
       }),
     };
   }
@@ -814,10 +805,8 @@ export class CrawlPolite {
   }
 }
 
-/** A request on its way: what its sender watches, whether the crawl has abandoned it, and the end of its hold on the slots. */
+/** A request on its way: the end of its hold on the slots. */
 interface SentRequest {
-  signal: AbortSignal;
-  abandoned: () => boolean;
   end: () => void;
 }
 
@@ -882,31 +871,10 @@ function once(fn: () => void): () => void {
   };
 }
 
-/** Reads an abandoned request's answer to its end (or until its sender cuts it), then calls `end`. */
-function drain(res: Response, end: () => void): void {
-  if (BODY_IN_MEMORY in res || res.body === null) {
-    end();
-    return;
-  }
-  void drainReader(res.body.getReader(), end);
-}
-
-async function drainReader(reader: { read(): Promise<{ done: boolean }> }, end: () => void): Promise<void> {
-  try {
-    while (!(await reader.read()).done) {}
-  } catch {
-    // Cut at its deadline, or the connection failed: either way it is over.
-  } finally {
-    end();
-  }
-}
-
 /**
  * `res` with `request.end` called once its body has been read to the end, failed or been
  * cancelled: a body already in memory (or none) at once; a streamed one through a reader that
- * watches it. A body cancelled because the crawl abandoned the request is read on to its end (or
- * its deadline) before the slots are given back; one the crawl does not want (too large, not
- * HTML) is cut and they are given back at once.
+ * watches it. (`end` itself keeps the slots of an abandoned request to its deadline.)
  */
 function whenBodyEnds(res: Response, request: SentRequest): Response {
   const done = request.end;
@@ -929,10 +897,6 @@ function whenBodyEnds(res: Response, request: SentRequest): Response {
       }
     },
     cancel(reason) {
-      if (request.abandoned()) {
-        void drainReader(reader, done);
-        return;
-      }
       done();
       return reader.cancel(reason);
     },
