@@ -2,6 +2,7 @@
 // (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./net/body.ts";
+import { conditionalHeaders, type PageHistory, type PageMemory, siteLastmod } from "./history.ts";
 import { largePages } from "./page-budget.ts";
 import { defaultCrawlOptions, sitemapFeatures, type CrawlOptions } from "./options.ts";
 import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./state.ts";
@@ -70,6 +71,11 @@ export interface RunOptions {
   /** Called every `progressEveryMs` while the crawl runs, and once at its end. */
   onProgress?: (progress: CrawlProgress) => void;
   progressEveryMs?: number;
+  /**
+   * A site's run: the pages its previous run read (asked for again conditionally; a 304 is read
+   * from that memory), and each page this run reads goes to the state as `memory` for the next.
+   */
+  history?: PageHistory;
 }
 
 /** How a crawl ended; its entries and exclusions are in the state. */
@@ -199,6 +205,7 @@ export async function runCrawl(
     state,
     crawlOptions,
     startUrl,
+    options.history ?? null,
   );
   const report = () => options.onProgress?.(crawl.progress());
   const ticker = options.onProgress ? setInterval(report, options.progressEveryMs ?? PROGRESS_EVERY_MS) : undefined;
@@ -228,7 +235,7 @@ type Answer =
     };
 
 /** A page's answer kept raw for the browser: read (rendered or not) once its request is over. */
-type RawPage = { kind: "raw"; status: number; headers: Headers; body: Uint8Array; html: string };
+type RawPage = { kind: "raw"; status: number; headers: Headers; body: Uint8Array; html: string; previous: PageMemory | null };
 
 /** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
 interface PageRead {
@@ -241,6 +248,8 @@ interface PageRead {
   linksDropped: boolean;
   /** With link_report: the links not followed (rel=nofollow, or all of a nofollow page). */
   nofollowLinks: string[];
+  /** In a site's run: the page as this run read it, for the next run. */
+  memory?: PageMemory;
 }
 
 /** A redirect a chain passed: the URL, its 3xx and its Location, for the link report. */
@@ -299,6 +308,8 @@ class Crawl {
     private readonly state: CrawlState,
     private readonly options: CrawlOptions,
     startUrl: string,
+    /** A site's run: its previous run's pages (history.ts); null for any other crawl. */
+    private readonly history: PageHistory | null,
   ) {
     this.started = deps.now();
     this.filter = createUrlFilter(options);
@@ -600,7 +611,19 @@ class Crawl {
     }
     if (this.linkReport) linkFacts ??= { fates };
     if (start !== undefined) seen = [...seen, url];
-    await this.record({ done, start, seen, links, entry, excluded, pages, truncated, ...(linkFacts ? { linkFacts } : {}) });
+    const memory = answer.kind === "page" ? answer.page.memory : undefined;
+    await this.record({
+      done,
+      start,
+      seen,
+      links,
+      entry,
+      excluded,
+      pages,
+      truncated,
+      ...(linkFacts ? { linkFacts } : {}),
+      ...(memory ? { memory } : {}),
+    });
   }
 
   /**
@@ -736,7 +759,7 @@ class Crawl {
   }
 
   /** Reads a fetched page (its body decoded to `html`): the text is dropped once this returns. */
-  private readPage(url: string, status: number, headers: Headers, html: string): PageRead {
+  private readPage(url: string, status: number, headers: Headers, html: string, previous: PageMemory | null = null): PageRead {
     const facts = extractPage(html, url, this.productToken, this.limits.maxLinksPerPage, this.extract);
     const directives = mergeDirectives(facts.directives, headerDirectives(headers.get("x-robots-tag"), this.productToken));
     const headerCanonical = linkHeaderCanonical(headers);
@@ -751,7 +774,7 @@ class Crawl {
     if (entry.lastmod === undefined) delete entry.lastmod;
     if (facts.alternates) entry.alternates = facts.alternates;
     if (facts.images) entry.images = facts.images;
-    return {
+    return this.remember(headers, previous, null, {
       exclusion,
       entry,
       canonical,
@@ -764,6 +787,56 @@ class Crawl {
         : directives.nofollow && !facts.directives.nofollow
           ? [...facts.links, ...facts.nofollowLinks!]
           : facts.nofollowLinks!,
+    });
+  }
+
+  /**
+   * In a site's run, what the page's read leaves for the next run (`memory`), and its <lastmod> by
+   * the site's rule: kept from the previous run while its fingerprint is unchanged, else its own
+   * date or the time it was read (history.ts). Other crawls: the page as it is.
+   */
+  private remember(headers: Headers, previous: PageMemory | null, fingerprint: string | null, page: PageRead): PageRead {
+    if (this.history === null) return page;
+    const { entry } = page;
+    entry.lastmod = siteLastmod(previous, fingerprint, entry.lastmod, this.deps.now());
+    const extra = entry.alternates || entry.images ? { alternates: entry.alternates, images: entry.images } : null;
+    page.memory = {
+      url: entry.loc,
+      etag: headers.get("etag"),
+      lastModified: headers.get("last-modified"),
+      fingerprint,
+      lastmod: entry.lastmod,
+      exclusion: page.exclusion ?? null,
+      canonical: page.canonical,
+      links: page.links,
+      extra,
+    };
+    return page;
+  }
+
+  /** A page that answered 304 Not Modified: read as the previous run read it, its validators renewed. */
+  private readRemembered(headers: Headers, previous: PageMemory): PageRead {
+    const entry: SitemapEntry = { loc: previous.url };
+    if (previous.lastmod !== null) entry.lastmod = previous.lastmod;
+    if (previous.extra?.alternates) entry.alternates = previous.extra.alternates;
+    if (previous.extra?.images) entry.images = previous.extra.images;
+    // A 304 may send new validators (RFC 9110 15.4.5); the others stay as they were.
+    const memory = {
+      ...previous,
+      etag: headers.get("etag") ?? previous.etag,
+      lastModified: headers.get("last-modified") ?? previous.lastModified,
+    };
+    // `include` may have changed since: the listing follows today's options.
+    const exclusion = previous.exclusion ?? (this.filter.included(previous.url) ? undefined : "filtered");
+    return {
+      exclusion,
+      entry,
+      canonical: previous.canonical,
+      links: previous.links,
+      invalid: [],
+      linksDropped: false,
+      nofollowLinks: [],
+      memory,
     };
   }
 
@@ -772,7 +845,7 @@ class Crawl {
    * with no links: listed unless X-Robots-Tag says noindex, a Link header names another canonical,
    * or `include` leaves it out.
    */
-  private readDocument(url: string, status: number, headers: Headers): PageRead {
+  private readDocument(url: string, status: number, headers: Headers, previous: PageMemory | null): PageRead {
     const directives = headerDirectives(headers.get("x-robots-tag"), this.productToken);
     const headerCanonical = linkHeaderCanonical(headers);
     const canonical = this.strip(headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url));
@@ -783,15 +856,23 @@ class Crawl {
     else if (!this.filter.included(url)) exclusion = "filtered";
     const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(headers, this.deps.now()) };
     if (entry.lastmod === undefined) delete entry.lastmod;
-    return { exclusion, entry, canonical, links: [], invalid: [], linksDropped: false, nofollowLinks: [] };
+    return this.remember(headers, previous, null, {
+      exclusion,
+      entry,
+      canonical,
+      links: [],
+      invalid: [],
+      linksDropped: false,
+      nofollowLinks: [],
+    });
   }
 
   /** One request; every outcome but a refused address or a stopped crawl is a redirect or an Answer. */
   private async fetchHop(url: string, hops: Hop[]): Promise<HopStep<Answer>> {
     const step = await this.fetchRaw(url, hops);
     if (step.kind !== "final" || step.value.kind !== "raw") return step as HopStep<Answer>;
-    const { status, headers, body, html } = step.value;
-    return { kind: "final", value: await this.readRendered(url, status, headers, body, html) };
+    const { status, headers, body, html, previous } = step.value;
+    return { kind: "final", value: await this.readRendered(url, status, headers, body, html, previous) };
   }
 
   /**
@@ -799,15 +880,22 @@ class Crawl {
    * both ways to decide): the document's own answer decides status and headers, the DOM gives the
    * links, robots meta, canonical, alternates and images.
    */
-  private async readRendered(url: string, status: number, headers: Headers, body: Uint8Array, html: string): Promise<Answer> {
+  private async readRendered(
+    url: string,
+    status: number,
+    headers: Headers,
+    body: Uint8Array,
+    html: string,
+    previous: PageMemory | null,
+  ): Promise<Answer> {
     const dom = await this.render(url, status, headers, body);
     // A page the browser could not render is not read raw instead: with `auto` undecided its raw
     // links would pass for "nothing to add", and with `always` it would look rendered.
     if (dom.kind === "failed") return { kind: "failed", reason: `render failed: ${dom.reason}`, exclusion: "failed", renderFailed: true };
-    const rendered = this.readPage(url, status, headers, dom.html);
+    const rendered = this.readPage(url, status, headers, dom.html, previous);
     if (this.renderDecided) return { kind: "page", page: rendered };
     // auto: render the crawl when the browser finds in-scope links the raw HTML lacks.
-    const raw = this.readPage(url, status, headers, html);
+    const raw = this.readPage(url, status, headers, html, previous);
     this.renderDecided = true;
     const prefix = `${originOf(url)}/`;
     const known = new Set(raw.links);
@@ -863,40 +951,48 @@ class Crawl {
     let release: ((bytes: number) => void) | undefined;
     let size = 0;
     try {
-      return await this.request(url, async (res, signal): Promise<HopStep<Answer | RawPage>> => {
-        const location = res.headers.get("location");
-        if (isRedirect(res.status) && location !== null) {
-          if (this.linkReport) hops.push({ url, status: res.status, location });
-          return { kind: "redirect", location };
-        }
-        if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error", res.status);
-        const media = mediaTypeOf(res.headers);
-        // A document's answer is all that listing it needs: its body is never read.
-        if (this.options.documents && isDocument(media.type)) {
-          if (Number(res.headers.get("content-length") ?? 0) > MAX_DOCUMENT_BYTES)
-            return { kind: "final", value: { kind: "failed", reason: DOCUMENT_TOO_LARGE, exclusion: "failed", tooLarge: true } };
-          return { kind: "final", value: { kind: "page", page: this.readDocument(url, res.status, res.headers) } };
-        }
-        if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
-        const large = {
-          threshold: largePages.threshold,
-          enter: async () => {
-            release = await largePages.acquire(signal);
-          },
-        };
-        const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal, large);
-        size = bytes.byteLength;
-        if (overflow)
-          return {
-            kind: "final",
-            value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true },
+      const previous = this.history === null ? null : await this.history.previous(url);
+      return await this.request(
+        url,
+        async (res, signal): Promise<HopStep<Answer | RawPage>> => {
+          // Not modified since the previous run: read as that run read it, without a body.
+          if (res.status === 304 && previous !== null)
+            return { kind: "final", value: { kind: "page", page: this.readRemembered(res.headers, previous) } };
+          const location = res.headers.get("location");
+          if (isRedirect(res.status) && location !== null) {
+            if (this.linkReport) hops.push({ url, status: res.status, location });
+            return { kind: "redirect", location };
+          }
+          if (res.status < 200 || res.status > 299) return failed(`HTTP ${res.status}`, "http_error", res.status);
+          const media = mediaTypeOf(res.headers);
+          // A document's answer is all that listing it needs: its body is never read.
+          if (this.options.documents && isDocument(media.type)) {
+            if (Number(res.headers.get("content-length") ?? 0) > MAX_DOCUMENT_BYTES)
+              return { kind: "final", value: { kind: "failed", reason: DOCUMENT_TOO_LARGE, exclusion: "failed", tooLarge: true } };
+            return { kind: "final", value: { kind: "page", page: this.readDocument(url, res.status, res.headers, previous) } };
+          }
+          if (!isHtml(media.type)) return failed(`not an HTML page (${media.type ?? "no content type"})`, "not_html");
+          const large = {
+            threshold: largePages.threshold,
+            enter: async () => {
+              release = await largePages.acquire(signal);
+            },
           };
-        const html = decodeHtml(bytes, media.charset);
-        if (this.rendering || !this.renderDecided)
-          return { kind: "final", value: { kind: "raw", status: res.status, headers: res.headers, body: bytes, html } };
-        const page = this.readPage(url, res.status, res.headers, html);
-        return { kind: "final", value: { kind: "page", page } };
-      });
+          const { bytes, overflow } = await readCapped(res, this.limits.maxBodyBytes, signal, large);
+          size = bytes.byteLength;
+          if (overflow)
+            return {
+              kind: "final",
+              value: { kind: "failed", reason: `page larger than ${this.limits.maxBodyBytes} bytes`, exclusion: "failed", tooLarge: true },
+            };
+          const html = decodeHtml(bytes, media.charset);
+          if (this.rendering || !this.renderDecided)
+            return { kind: "final", value: { kind: "raw", status: res.status, headers: res.headers, body: bytes, html, previous } };
+          const page = this.readPage(url, res.status, res.headers, html, previous);
+          return { kind: "final", value: { kind: "page", page } };
+        },
+        conditionalHeaders(previous),
+      );
     } catch (err) {
       if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;
       return failed(describeFailure(err), "failed");

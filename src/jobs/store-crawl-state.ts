@@ -8,6 +8,7 @@ import {
   emptyExclusionReport,
   type FrontierItem,
   NO_LINK_FACTS,
+  type PageMemory,
   type PageRecord,
   type RecordResult,
   type ResumePoint,
@@ -239,6 +240,7 @@ export class StoreCrawlState implements CrawlState {
         else this.windowAtTail = false;
       }
     }
+    if (page.memory) this.pending.pages.push(page.memory);
     if (page.entry) {
       const { loc, lastmod, ...extra } = page.entry;
       this.pending.entries.push({ loc, lastmod: lastmod ?? null, extra: Object.keys(extra).length ? JSON.stringify(extra) : null });
@@ -341,10 +343,12 @@ interface Batch {
   discovered: FrontierUrl[];
   seen: string[];
   entries: StoredEntry[];
+  /** A site's run: the pages it read, for the next run's history (written beside the checkpoint). */
+  pages: PageMemory[];
   /** Every URL this batch makes seen: known here until its checkpoint is in the store. */
   urls: Set<string>;
 }
 
 function emptyBatch(): Batch {
-  return { done: [], discovered: [], seen: [], entries: [], urls: new Set() };
+  return { done: [], discovered: [], seen: [], entries: [], pages: [], urls: new Set() };
 }

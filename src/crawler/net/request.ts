@@ -28,7 +28,12 @@ export type HopFetcher = (
  * request's time limit still runs, so the limit covers the body read; whatever body `use` leaves
  * unread is cancelled afterwards.
  */
-export type Requester = <T>(url: string, use: (res: Response, signal: AbortSignal) => Promise<T>) => Promise<T>;
+export type Requester = <T>(
+  url: string,
+  use: (res: Response, signal: AbortSignal) => Promise<T>,
+  /** Headers of this request alone (a conditional request's validators). */
+  extra?: Record<string, string>,
+) => Promise<T>;
 
 /** The request ran past its own time limit. */
 export class RequestTimedOut extends Error {
@@ -47,7 +52,7 @@ export class CrawlStopped extends Error {
 }
 
 export function createRequester(fetch: HopFetcher, headers: Record<string, string>, timeoutMs: number, stop: AbortSignal): Requester {
-  return async (url, use) => {
+  return async (url, use, extra) => {
     stop.throwIfAborted();
     const ctrl = new AbortController();
     const onStop = () => ctrl.abort(stop.reason);
@@ -67,7 +72,8 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     try {
       // A normalised URL has no fragment: its path and query run from the first "/" after the authority.
       const target = url.slice(url.indexOf("/", url.indexOf("//") + 2));
-      res = await untilAborted(fetch(new URL(url), { signal: ctrl.signal, headers, target, queue }), ctrl.signal, discardBody);
+      const sent = extra === undefined ? headers : { ...headers, ...extra };
+      res = await untilAborted(fetch(new URL(url), { signal: ctrl.signal, headers: sent, target, queue }), ctrl.signal, discardBody);
       return await use(res, ctrl.signal);
     } catch (err) {
       // Report our own abort reason, not the fetch implementation's AbortError.
