@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
-import { ensureDebianCommand } from "../support/debian-package.ts";
+import { program } from "../support/requires.ts";
 import {
   descendants,
   htmlResponse,
@@ -28,8 +28,7 @@ import {
   treeMemory,
 } from "../support/render-site.ts";
 
-const chromium = await ensureDebianCommand("chromium", "chromium");
-if (chromium.skip) console.warn(`skipping the rendering tests: ${chromium.skip}`);
+const chromium = program(import.meta.path, "chromium");
 
 const NO_SANDBOX = { GENAPI_CHROMIUM_NO_SANDBOX: "1" };
 
@@ -77,7 +76,7 @@ async function browserPids(server: RunningBinary): Promise<number[]> {
   return (await descendants(server.proc.pid)).filter((p) => p.comm.startsWith("chrom")).map((p) => p.pid);
 }
 
-describe.skipIf(!!chromium.skip)("rendering with Chromium", () => {
+describe.skipIf(chromium === null)("rendering with Chromium", () => {
   /** Default render flags but a wider host cap, so that --render-tabs is what limits rendering. */
   let main: Served;
   beforeAll(async () => {
@@ -538,7 +537,7 @@ for (const path of ${JSON.stringify(paths)}) { const a = document.createElement(
   }, 90_000);
 
   test("politeness counts the browser's requests: --host-concurrency 2 holds with pages and sub-requests together", async () => {
-    const polite = await serve(["--host-concurrency", "2", "--chromium", chromium.path!]);
+    const polite = await serve(["--host-concurrency", "2", "--chromium", chromium!]);
     const paths = Array.from({ length: 6 }, (_, i) => `/q/${i}`);
     const page = `<!doctype html><html><body><script>
 Promise.allSettled([0, 1, 2, 3, 4].map((i) => fetch("/slow?page=" + location.pathname + "&i=" + i))).then(() => {

@@ -5,10 +5,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, ensureBinary, generate, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 
 const BUSY = "Service temporarily unavailable: the database is busy.";
-const isRoot = process.getuid?.() === 0;
+// Two tests run genapi as the unprivileged user nobody, which needs root (CI runs as root).
+const asNobody = needs(import.meta.path, { root: "runs genapi as the user nobody through runuser" }, "runuser");
 
 let site: Site;
 beforeAll(async () => {
@@ -124,7 +126,7 @@ async function expectStoreRefusal(server: RunningBinary, key: string, message: s
 }
 
 describe("/readyz and requests tell whether the database takes writes", () => {
-  test.skipIf(!isRoot)("a read-only database file (server not root): /readyz 503, /healthz 200", async () => {
+  test.skipIf(!asNobody)("a read-only database file (server not root): /readyz 503, /healthz 200", async () => {
     const dir = tempDir();
     chmodSync(dir, 0o777);
     const dbPath = join(dir, "genapi.db");
@@ -214,7 +216,7 @@ describe("a --db that cannot be opened: one stderr line naming it, exit 1", () =
     });
   }
 
-  test.skipIf(!isRoot)("a read-only directory, as an unprivileged user: serve and keys create", async () => {
+  test.skipIf(!asNobody)("a read-only directory, as an unprivileged user: serve and keys create", async () => {
     const dir = tempDir();
     chmodSync(dir, 0o555);
     const binary = await binaryForNobody();
