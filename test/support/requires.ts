@@ -45,11 +45,9 @@ const PROGRAMS = {
   unshare: onPath("unshare", "util-linux"),
   nsenter: onPath("nsenter", "util-linux"),
   runuser: onPath("runuser", "util-linux"),
-  // Throwaway clusters: initdb and pg_ctl, run as `postgres` through runuser when root.
-  postgresql: {
-    find: () => (process.getuid?.() === 0 && !Bun.which("runuser") ? null : postgresBin()),
-    how: `${debian("postgresql")} (the server programs in /usr/lib/postgresql/<version>/bin; as root also runuser)`,
-  },
+  // Throwaway clusters (test/support/postgres.ts): initdb and pg_ctl from Debian's server package,
+  // looked for in /usr/lib/postgresql/<version>/bin, not on PATH.
+  postgresql: { find: postgresBin, how: debian("postgresql") },
 } satisfies Record<string, Program>;
 
 export type ProgramName = keyof typeof PROGRAMS;
