@@ -11,14 +11,13 @@ import {
   createCrawlNetwork,
   defaultCrawlLimits,
   defaultCrawlOptions,
-  findChromium,
 } from "../../src/crawler/index.ts";
+import { program } from "../support/requires.ts";
 
 const SECRET = "Planted-S3cret-render-4b7d";
 const AUTH: CrawlAuth = { basic: { username: "preview", password: SECRET } };
 const expected = `Basic ${Buffer.from(`preview:${SECRET}`).toString("base64")}`;
-const chromium = findChromium(null);
-if (chromium === null) console.warn("skipping the rendered auth tests: no Chromium on PATH");
+const chromium = program(import.meta.path, "chromium");
 
 const pages = ["/", "/a", "/b"];
 const other: { path: string; authorization: string | null; cookie: string | null }[] = [];

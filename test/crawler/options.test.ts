@@ -357,6 +357,26 @@ describe("rendering the extensions", () => {
   });
 
   test("the validator refuses what the schemas refuse", async () => {
+    // A <url> without <loc>, a <lastmod> of the wrong form, an <image> outside its namespace: each
+    // refused with xmllint's message, where the same document with the fault mended validates.
+    const sm = "{http://www.sitemaps.org/schemas/sitemap/0.9}";
+    const refused = (message: string) => ({ valid: false, errors: [`sitemap.xml:3: Schemas validity error : Element '${message}`] });
+    const url = (inner: string) =>
+      `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n<url>${inner}</url>\n</urlset>\n`;
+    const loc = "<loc>https://site.test/</loc>";
+    expect(await validateSitemap(url(`${loc}<lastmod>2024-01-02</lastmod>`))).toEqual({ valid: true, errors: [] });
+    expect(await validateSitemap(url("<lastmod>2024-01-02</lastmod>"))).toEqual(
+      refused(`${sm}lastmod': This element is not expected. Expected is ( ${sm}loc ).`),
+    );
+    expect(await validateSitemap(url(`${loc}<lastmod>02/01/2024</lastmod>`))).toEqual(
+      refused(`${sm}lastmod': '02/01/2024' is not a valid value of the union type '${sm}tLastmod'.`),
+    );
+    const image = renderSitemap([{ loc: "https://site.test/", images: ["https://site.test/a.png"] }], { images: true });
+    expect(await validateSitemap(image)).toEqual({ valid: true, errors: [] });
+    const unprefixed = image.replaceAll("image:image>", "image>").replaceAll("image:loc>", "loc>");
+    expect((await validateSitemap(unprefixed)).errors).toEqual([
+      expect.stringContaining(`Schemas validity error : Element '${sm}image': This element is not expected.`),
+    ]);
     // An empty urlset, an extension without its schema, an invalid hreflang, a changefreq out of place.
     expect((await validateSitemap(renderSitemap([]))).valid).toBe(false);
     const undeclared = renderSitemap([{ loc: "https://site.test/", images: ["https://site.test/a.png"] }], { images: true });

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { openStore } from "../../src/open-store.ts";
 import { tempDir } from "../support/binary.ts";
 import { createDatabase, startServer, stopServer } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
 import { storeSuite } from "./store-suite.ts";
 
 storeSuite({
@@ -33,6 +34,7 @@ storeSuite({
 
 storeSuite({
   name: "PostgreSQL",
+  skip: !needs(import.meta.path, "postgresql"),
   newSpec: createDatabase,
   reopen: (spec) => openStore(spec, { purpose: "serve" }),
   problem: "unreachable",

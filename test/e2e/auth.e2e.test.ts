@@ -5,18 +5,20 @@
 // - a redirect of the start URL to another origin, a redirect hop and links to it: that origin's
 //   request log holds no credential header (raw mode; rendering is not built yet);
 // - planted secrets appear nowhere: serve's stdout and stderr, every API answer, the job's events,
-//   its callback, /metrics, a `sqlite3 .dump` and a `pg_dump` taken while the job runs (the sealed
+//   its callback, /metrics, a dump of SQLite's tables and a `pg_dump` taken while the job runs (the sealed
 //   value only) and after it ends (nothing), the database files' bytes; `genapi crawl`'s output;
 // - two instances on one PostgreSQL sharing --secret-key-file: a job started on one and continued
 //   on the other after SIGTERM finishes with its credentials; without the flag, 400;
 // - every bad shape answers the contract's 400 before admission (nothing counted);
 // - the key file: made beside SQLite's database on first need, mode 0600; a bad one stops serve.
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { basicHeader, credentialHeadersOf, type ProtectedSite, serveProtectedSite } from "../support/protected-site.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
+import { needs, postgresBin } from "../support/requires.ts";
 import { call, createJob, json, locs, readEventStream, waitFor, waitForJob, type ServerSentEvent } from "../jobs/support.ts";
 
 afterAll(() => stopCluster());
@@ -100,11 +102,19 @@ function generate(server: RunningBinary, key: string, body: Record<string, unkno
   });
 }
 
-/** `sqlite3 FILE .dump` of the live database (WAL included). */
+/**
+ * Every row of every table of the live database (WAL included), one line a table, as `sqlite3 FILE
+ * .dump` shows them but read through bun:sqlite (no sqlite3 program needed); a blob as its bytes.
+ */
 function sqliteDump(path: string): string {
-  const proc = Bun.spawnSync(["sqlite3", path, ".dump"], { stdout: "pipe", stderr: "pipe" });
-  if (proc.exitCode !== 0) throw new Error(`sqlite3 .dump: ${proc.stderr.toString()}`);
-  return proc.stdout.toString();
+  const db = new Database(path, { readonly: true });
+  try {
+    const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    const asText = (_key: string, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString("latin1") : value);
+    return tables.map(({ name }) => `${name}: ${JSON.stringify(db.query(`SELECT * FROM "${name}"`).all(), asText)}`).join("\n");
+  } finally {
+    db.close();
+  }
 }
 
 /** The database's files as bytes (main file, WAL, shared memory): the secrets never reach the disk in clear. */
@@ -117,12 +127,7 @@ function sqliteBytes(path: string): string {
 }
 
 function pgDump(url: string): string {
-  const bin = readdirSync("/usr/lib/postgresql")
-    .map((v) => `/usr/lib/postgresql/${v}/bin/pg_dump`)
-    .filter(existsSync)
-    .sort()
-    .at(-1)!;
-  const proc = Bun.spawnSync([bin, "--data-only", "--no-owner", url], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawnSync([join(postgresBin()!, "pg_dump"), "--data-only", "--no-owner", url], { stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) throw new Error(`pg_dump: ${proc.stderr.toString()}`);
   return proc.stdout.toString();
 }
@@ -342,7 +347,7 @@ describe("auth on SQLite (no --secret-key-file: genapi.secret beside the databas
   }, 30_000);
 });
 
-describe("auth on PostgreSQL", () => {
+describe.skipIf(!needs(import.meta.path, "postgresql"))("auth on PostgreSQL", () => {
   test("two instances sharing --secret-key-file: a job started on one, continued on the other after SIGTERM, finishes with its credentials", async () => {
     const store = await createDatabase();
     const key = await createKey(store, "--daily-limit", "100");
@@ -477,32 +482,36 @@ describe("genapi crawl with credentials", () => {
     expect(protectedSite.requests).toEqual([]);
   }, 60_000);
 
-  test("at a terminal: the password is asked for on stderr and never echoed", async () => {
-    const binary = await ensureBinary();
-    const protectedSite = site({ size: 10, authorized: hasAll });
-    const out = join(tempDir(), "s.xml");
-    const command = `'${binary}' crawl ${protectedSite.url}/ --auth-user ${USER} --header 'X-Preview-Token: ${TOKEN}' --cookie 'session=${COOKIE}' --output '${out}' --quiet`;
-    // util-linux script(1) runs the command in a pseudo-terminal; what we write is typed into it,
-    // with the terminal's own echo on (by default script turns it off when its input is a pipe).
-    const proc = Bun.spawn(["script", "-qfec", command, "--echo", "always", "/dev/null"], {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERM: "xterm" },
-    });
-    let screen = "";
-    const reading = (async () => {
-      for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) screen += chunk;
-    })();
-    // Typed only once the prompt shows: the terminal is in raw mode, no echo, by then.
-    await waitFor(() => screen.includes(`Password for ${USER}: `), 20_000, "the prompt");
-    proc.stdin.write(`${PASSWORD}\r`);
-    await proc.stdin.flush();
-    expect(await proc.exited).toBe(0);
-    await reading;
-    proc.stdin.end();
-    expect(locs(readFileSync(out, "utf8"))).toEqual(protectedSite.expected);
-    expect(screen.replace(command, "")).not.toContain(PASSWORD);
-    expect(screen).toContain(`Password for ${USER}: `);
-  }, 60_000);
+  test.skipIf(!needs(import.meta.path, "script"))(
+    "at a terminal: the password is asked for on stderr and never echoed",
+    async () => {
+      const binary = await ensureBinary();
+      const protectedSite = site({ size: 10, authorized: hasAll });
+      const out = join(tempDir(), "s.xml");
+      const command = `'${binary}' crawl ${protectedSite.url}/ --auth-user ${USER} --header 'X-Preview-Token: ${TOKEN}' --cookie 'session=${COOKIE}' --output '${out}' --quiet`;
+      // util-linux script(1) runs the command in a pseudo-terminal; what we write is typed into it,
+      // with the terminal's own echo on (by default script turns it off when its input is a pipe).
+      const proc = Bun.spawn(["script", "-qfec", command, "--echo", "always", "/dev/null"], {
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERM: "xterm" },
+      });
+      let screen = "";
+      const reading = (async () => {
+        for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) screen += chunk;
+      })();
+      // Typed only once the prompt shows: the terminal is in raw mode, no echo, by then.
+      await waitFor(() => screen.includes(`Password for ${USER}: `), 20_000, "the prompt");
+      proc.stdin.write(`${PASSWORD}\r`);
+      await proc.stdin.flush();
+      expect(await proc.exited).toBe(0);
+      await reading;
+      proc.stdin.end();
+      expect(locs(readFileSync(out, "utf8"))).toEqual(protectedSite.expected);
+      expect(screen.replace(command, "")).not.toContain(PASSWORD);
+      expect(screen).toContain(`Password for ${USER}: `);
+    },
+    60_000,
+  );
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
@@ -368,40 +369,44 @@ describe("genapi crawl: large results", () => {
 });
 
 describe("genapi crawl: terminal and signals", () => {
-  test("on a terminal: a progress line redrawn in place, erased before the summary; never when stderr is not one", async () => {
-    const binary = await ensureBinary();
-    const site = generatedSite(400, { delayMs: 20 });
-    try {
-      const dir = tempDir();
-      const out = join(dir, "s.xml");
-      // util-linux script(1) runs the command in a pseudo-terminal and copies what it writes.
-      const proc = Bun.spawn(["script", "-qfec", `'${binary}' crawl ${site.url}/ --output '${out}'`, "/dev/null"], {
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERM: "xterm" },
-      });
-      const [screen, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-      expect(code).toBe(0);
-      const frames = screen.split("\r\x1b[2K");
-      const lines = frames.slice(1, -1);
-      expect(lines.length).toBeGreaterThanOrEqual(2);
-      for (const line of lines) {
-        expect(line).toMatch(/^[\d,]+ pages crawled \| [\d.]+ pages\/s \| [\d,]+ queued \| [\d,]+ listed \| \d+:\d\d$/);
-      }
-      // The last frame is the erase, then the summary on a clean line.
-      expect(frames.at(-1)).toMatch(/^genapi: 400 URLs listed from 400 pages in [\d.]+ s/);
-      expect(readFileSync(out, "utf8")).toContain(`<loc>${site.url}/p/399</loc>`);
+  test.skipIf(!needs(import.meta.path, "script"))(
+    "on a terminal: a progress line redrawn in place, erased before the summary; never when stderr is not one",
+    async () => {
+      const binary = await ensureBinary();
+      const site = generatedSite(400, { delayMs: 20 });
+      try {
+        const dir = tempDir();
+        const out = join(dir, "s.xml");
+        // util-linux script(1) runs the command in a pseudo-terminal and copies what it writes.
+        const proc = Bun.spawn(["script", "-qfec", `'${binary}' crawl ${site.url}/ --output '${out}'`, "/dev/null"], {
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "pipe",
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERM: "xterm" },
+        });
+        const [screen, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+        expect(code).toBe(0);
+        const frames = screen.split("\r\x1b[2K");
+        const lines = frames.slice(1, -1);
+        expect(lines.length).toBeGreaterThanOrEqual(2);
+        for (const line of lines) {
+          expect(line).toMatch(/^[\d,]+ pages crawled \| [\d.]+ pages\/s \| [\d,]+ queued \| [\d,]+ listed \| \d+:\d\d$/);
+        }
+        // The last frame is the erase, then the summary on a clean line.
+        expect(frames.at(-1)).toMatch(/^genapi: 400 URLs listed from 400 pages in [\d.]+ s/);
+        expect(readFileSync(out, "utf8")).toContain(`<loc>${site.url}/p/399</loc>`);
 
-      const piped = await crawl([`${site.url}/`]);
-      expect(piped.code).toBe(0);
-      expect(piped.stderr).not.toContain("\r");
-      expect(piped.stderr).not.toContain("\x1b");
-      expect(piped.stderr.split("\n").filter(Boolean)).toHaveLength(1);
-    } finally {
-      await site.stop();
-    }
-  }, 60_000);
+        const piped = await crawl([`${site.url}/`]);
+        expect(piped.code).toBe(0);
+        expect(piped.stderr).not.toContain("\r");
+        expect(piped.stderr).not.toContain("\x1b");
+        expect(piped.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+      } finally {
+        await site.stop();
+      }
+    },
+    60_000,
+  );
 
   test("Ctrl-C (SIGINT): writes the sitemap found so far, truncated, and exits 130", async () => {
     const binary = await ensureBinary();

@@ -6,13 +6,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createKey, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { launchChromium, type Browser } from "../support/chromium.ts";
-import { ensureDebianCommand } from "../support/debian-package.ts";
+import { program } from "../support/requires.ts";
 import { createJob, generatedSite, json, type GeneratedSite } from "../jobs/support.ts";
 
-const chromium = await ensureDebianCommand("chromium", "chromium");
-if (chromium.skip) console.warn(`skipping the EventSource browser test: ${chromium.skip}`);
+const chromium = program(import.meta.path, "chromium");
 
-describe.skipIf(!!chromium.skip)("a job watched by a browser's EventSource", () => {
+describe.skipIf(chromium === null)("a job watched by a browser's EventSource", () => {
   let server: RunningBinary;
   let browser: Browser;
   let site: GeneratedSite;
@@ -23,7 +22,7 @@ describe.skipIf(!!chromium.skip)("a job watched by a browser's EventSource", () 
     const dbPath = join(tempDir(), "genapi.db");
     key = await createKey(dbPath);
     server = await startBinary({ dbPath, args: ["--allow-private-targets"] });
-    browser = await launchChromium(chromium.path!);
+    browser = await launchChromium(chromium!);
   }, 30_000);
 
   afterAll(async () => {

@@ -8,13 +8,16 @@ import { createKey, startBinary } from "../support/binary.ts";
 import { describeJobs } from "../jobs/e2e-suite.ts";
 import { createJob, generatedSite, json, waitForJob } from "../jobs/support.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
 import { QUERY_DEADLINE_MS } from "../../src/db/postgres/store.ts";
 
 afterAll(() => stopCluster());
 
-describeJobs({ name: "PostgreSQL", store: createDatabase });
+const postgres = needs(import.meta.path, "postgresql");
 
-describe("jobs on PostgreSQL: a slow checkpoint", () => {
+describeJobs({ name: "PostgreSQL", store: createDatabase, skip: !postgres });
+
+describe.skipIf(!postgres)("jobs on PostgreSQL: a slow checkpoint", () => {
   // Leases (round 3): checkpoints have their own deadline, not the request path's 1.5 s. Before,
   // a checkpoint that waited longer was taken for a lost lease: the job stood still until its
   // lease ran out, and went on in a second attempt.

@@ -13,6 +13,7 @@ import { call, createJob, json, waitFor, waitForJob } from "../jobs/support.ts";
 import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { mostAtOnce, servePoliteSite, type Visit } from "../support/polite-site.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
 
 /**
  * Timing allowance of every "at least N ms apart" assertion: the site stamps a request when its
@@ -232,20 +233,30 @@ async function sharedStore(backend: string, store: string, processes: number) {
   }
 }
 
+const postgres = needs(import.meta.path, "postgresql");
+
 describe("one host shared by every crawl of every process on one store", () => {
-  test("PostgreSQL: 3 instances x (2 jobs + 2 /api/generate) at once never exceed --host-concurrency 2 nor --host-delay 200", async () => {
-    await sharedStore("PostgreSQL", await createDatabase(), 3);
-  }, 60_000);
+  test.skipIf(!postgres)(
+    "PostgreSQL: 3 instances x (2 jobs + 2 /api/generate) at once never exceed --host-concurrency 2 nor --host-delay 200",
+    async () => {
+      await sharedStore("PostgreSQL", await createDatabase(), 3);
+    },
+    60_000,
+  );
 
   test("SQLite: 2 processes on one file x (2 jobs + 2 /api/generate) at once never exceed --host-concurrency 2 nor --host-delay 200", async () => {
     await sharedStore("SQLite", sqliteStore(), 2);
   }, 60_000);
 
   // Any value from 0 to 60000 ms, not only round ones (the store keeps start times in ms).
-  test.each([
-    ["SQLite", async () => sqliteStore()],
-    ["PostgreSQL", createDatabase],
-  ] as const)(
+  test.each(
+    (
+      [
+        ["SQLite", async () => sqliteStore()],
+        ["PostgreSQL", createDatabase],
+      ] as const
+    ).filter(([name]) => postgres || name !== "PostgreSQL"),
+  )(
     "%s: --host-delay 205 spaces a crawl's starts 205 ms apart",
     async (_, store) => {
       const path = await store();
@@ -486,7 +497,7 @@ describe("kill -9 of a process holding a host's slots", () => {
 
   test("SQLite: another process crawls the host within the lease time and completes", () => killed(sqliteStore()), 30_000);
 
-  test(
+  test.skipIf(!postgres)(
     "PostgreSQL: another process crawls the host within the lease time and completes",
     async () => killed(await createDatabase()),
     30_000,

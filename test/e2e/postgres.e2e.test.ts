@@ -6,6 +6,7 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, generate, runBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { createDatabase, PASSWORD, startServer, stopServer } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 
 const UNREACHABLE = "Service temporarily unavailable: the database is unreachable.";
@@ -15,7 +16,10 @@ let url: string;
 const servers: RunningBinary[] = [];
 let target: string;
 
+const postgres = needs(import.meta.path, "postgresql");
+
 beforeAll(async () => {
+  if (!postgres) return;
   site = await serveSite({ "/": "<!doctype html><title>home</title><p>one page</p>" });
   target = `${site.url}/`;
   url = await createDatabase();
@@ -23,6 +27,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
+  if (!postgres) return;
   startServer();
   for (const server of servers) {
     expect(await server.stop()).toBe(0);
@@ -44,7 +49,7 @@ async function status(server: RunningBinary, key: string): Promise<number> {
   return res.status;
 }
 
-describe("three instances on one database", () => {
+describe.skipIf(!postgres)("three instances on one database", () => {
   test("60 concurrent requests over three instances with a limit of 25 admit exactly 25", async () => {
     const key = await createKey(url, "--daily-limit", "25");
     const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => status(servers[i % 3]!, key)));
@@ -182,7 +187,7 @@ describe("three instances on one database", () => {
   });
 });
 
-describe("an unreachable server at start", () => {
+describe.skipIf(!postgres)("an unreachable server at start", () => {
   test("keys list: exit 1 at once with one line naming the URL without its password", async () => {
     stopServer();
     try {

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBinary, tempDir } from "../support/binary.ts";
+import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
@@ -114,10 +115,17 @@ interface Run {
 }
 
 interface Example {
-  /** A command the block needs beyond bash, curl and the executable. */
-  needs?: "jq";
   check: (run: Run) => void | Promise<void>;
 }
+
+/**
+ * The programs an example may call beyond bash, coreutils, Node.js and npm (which the README
+ * requires) and genapi: the README's Requirements name them. A block that calls one that is missing
+ * is not run, and neither is any later block (they run as one terminal session, and later blocks
+ * use what earlier ones made, such as the key).
+ */
+const PROGRAMS = ["curl"] as const;
+const calls = (block: Block) => PROGRAMS.filter((name) => new RegExp(`(^|[\\s|;&($])${name}\\s`, "m").test(block.text));
 
 const KEY_FORMAT = /^genapi_[0-9A-Za-z]{38}$/;
 const locs = (xml: string) => [...xml.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));
@@ -147,9 +155,6 @@ let server: { proc: Bun.Subprocess<"ignore", "pipe", "pipe">; port: number; db: 
 let env: Record<string, string>;
 let state: string;
 let marker: string;
-// The jobs example reads the job id with jq (.ci/run installs it); without it that block is skipped,
-// saying so. A test never installs it itself: tests reach nothing beyond loopback.
-const jqMissing = Bun.which("jq") ? undefined : "jq is not installed (Debian: apt install jq)";
 
 const siteUrl = () => site.url;
 const pages = () => [`${siteUrl()}/`, `${siteUrl()}/a`, `${siteUrl()}/admin/`, `${siteUrl()}/b?utm_source=readme`];
@@ -204,7 +209,6 @@ const EXAMPLES: Record<string, Example> = {
     },
   },
   "curl -s -X POST http://localhost:8080/api/jobs -H \"X-API-Key: $KEY\" -H 'Content-Type: application/json' \\": {
-    needs: "jq",
     async check(run) {
       const [job] = jsonValues(run.stdout); // the 202's body, as tee showed it
       expect(job).toMatchObject({ success: true, message: "Sitemap job accepted.", data: { options: { max_pages: 50000 } } });
@@ -384,6 +388,8 @@ describe("the README's shell examples", () => {
     expect(entries.filter((entry) => names.filter((name) => name === entry).length !== 1)).toEqual([]);
   });
 
+  // Why the examples from a block on are not run: a program that block calls is missing.
+  let missing: string | undefined;
   for (const block of blocks) {
     const name = firstLine(block);
     const skipped = SKIPPED[name];
@@ -391,7 +397,8 @@ describe("the README's shell examples", () => {
     if (skipped !== undefined) {
       test.skip(`README line ${block.line}: ${name.slice(0, 60)} (not run: ${skipped})`, () => {});
     } else if (example) {
-      const missing = example.needs === "jq" ? jqMissing : undefined;
+      const absent = missing === undefined ? calls(block).find((program) => !needs(import.meta.path, program)) : undefined;
+      if (absent !== undefined) missing = `README line ${block.line} needs ${absent}, which is missing`;
       test.skipIf(missing !== undefined)(
         `README line ${block.line}: ${name.slice(0, 80)}${missing ? ` (not run: ${missing})` : ""}`,
         async () => {

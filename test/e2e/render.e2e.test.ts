@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
-import { ensureDebianCommand } from "../support/debian-package.ts";
+import { needs, program } from "../support/requires.ts";
 import {
   descendants,
   htmlResponse,
@@ -33,8 +33,7 @@ import {
   treeMemory,
 } from "../support/render-site.ts";
 
-const chromium = await ensureDebianCommand("chromium", "chromium");
-if (chromium.skip) console.warn(`skipping the rendering tests: ${chromium.skip}`);
+const chromium = program(import.meta.path, "chromium");
 
 const NO_SANDBOX = { GENAPI_CHROMIUM_NO_SANDBOX: "1" };
 
@@ -116,7 +115,7 @@ for (const path of ${JSON.stringify(paths)}) { const a = document.createElement(
   return { site: serveRenderSite(routes), paths, maxPages: () => maxPages };
 }
 
-describe.skipIf(!!chromium.skip)("rendering with Chromium", () => {
+describe.skipIf(chromium === null)("rendering with Chromium", () => {
   /** Default render flags but a wider host cap, so that --render-tabs is what limits rendering. */
   let main: Served;
   beforeAll(async () => {
@@ -558,7 +557,7 @@ for (const path of ${JSON.stringify(paths)}) { const a = document.createElement(
   }, 90_000);
 
   test("politeness counts the browser's requests: --host-concurrency 2 holds with pages and sub-requests together", async () => {
-    const polite = await serve(["--host-concurrency", "2", "--chromium", chromium.path!]);
+    const polite = await serve(["--host-concurrency", "2", "--chromium", chromium!]);
     const paths = Array.from({ length: 6 }, (_, i) => `/q/${i}`);
     const page = `<!doctype html><html><body><script>
 Promise.allSettled([0, 1, 2, 3, 4].map((i) => fetch("/slow?page=" + location.pathname + "&i=" + i))).then(() => {
@@ -657,12 +656,10 @@ async function finishedJob(served: Served, body: Record<string, unknown>): Promi
   }
 }
 
-describe.skipIf(!!chromium.skip)("a browser that cannot render fails the crawl; a page that cannot be rendered counts as failed", () => {
+describe.skipIf(chromium === null)("a browser that cannot render fails the crawl; a page that cannot be rendered counts as failed", () => {
   // Before: the render failure was logged once ("read raw instead"), `genapi crawl` logged nothing,
   // and the answer was the shell alone (exit 0 / 200, 1 URL, rendered: false).
-  const asRoot = process.getuid?.() === 0;
-  if (!asRoot) console.warn("skipping the test of Chromium's own refusal as root: not running as root");
-  test.skipIf(!asRoot)(
+  test.skipIf(!needs(import.meta.path, { root: "shows Chromium's own refusal to run as root" }))(
     "as root without GENAPI_CHROMIUM_NO_SANDBOX: /api/generate 502, the job fails, genapi crawl exits 1, each with Chromium's line and the way out",
     async () => {
       const sandboxed = await serve([], { GENAPI_CHROMIUM_NO_SANDBOX: "0" });
@@ -724,7 +721,7 @@ describe.skipIf(!!chromium.skip)("a browser that cannot render fails the crawl; 
     const once = join(tempDir(), "chromium-once");
     writeFileSync(
       once,
-      `#!/bin/sh\nif [ -e "${mark}" ]; then echo "[1127/000000.000000:FATAL:browser_main_loop.cc(1)] no second start" >&2; exit 1; fi\ntouch "${mark}"\nexec "${chromium.path}" "$@"\n`,
+      `#!/bin/sh\nif [ -e "${mark}" ]; then echo "[1127/000000.000000:FATAL:browser_main_loop.cc(1)] no second start" >&2; exit 1; fi\ntouch "${mark}"\nexec "${chromium}" "$@"\n`,
     );
     chmodSync(once, 0o755);
     const served = await serve(["--chromium", once]);
@@ -784,7 +781,7 @@ describe.skipIf(!!chromium.skip)("a browser that cannot render fails the crawl; 
 
 const VERSION = (JSON.parse(readFileSync(join(import.meta.dir, "../../package.json"), "utf8")) as { version: string }).version;
 
-describe.skipIf(!!chromium.skip)("the browser's traffic", () => {
+describe.skipIf(chromium === null)("the browser's traffic", () => {
   let served: Served;
   beforeAll(async () => {
     served = await serve([]);

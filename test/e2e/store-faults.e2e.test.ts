@@ -5,10 +5,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createKey, ensureBinary, generate, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 
 const BUSY = "Service temporarily unavailable: the database is busy.";
+// Two tests run genapi as a user that file modes hold back: as root (CI), `nobody` through runuser;
+// otherwise the tests' own user, which is one already.
 const isRoot = process.getuid?.() === 0;
+const unprivileged = isRoot ? ["runuser", "-u", "nobody", "--"] : [];
+const canRunUnprivileged = !isRoot || needs(import.meta.path, "runuser");
 
 let site: Site;
 beforeAll(async () => {
@@ -79,24 +84,24 @@ describe("another process holds the SQLite write lock", () => {
   }, 20_000);
 });
 
-/** Starts `genapi serve` as the unprivileged user `nobody` (the tests run as root on CI). */
-async function startAsNobody(dbPath: string): Promise<RunningBinary> {
-  return startBinary({ dbPath, wrapper: ["runuser", "-u", "nobody", "--", await binaryForNobody()] });
+/** Starts `genapi serve` as an unprivileged user: `nobody` when the tests run as root (CI), else their own. */
+async function startUnprivileged(dbPath: string): Promise<RunningBinary> {
+  return startBinary({ dbPath, wrapper: [...unprivileged, await unprivilegedBinary()] });
 }
 
-let forNobody: string | undefined;
+let unprivilegedCopy: string | undefined;
 /**
  * The executable where `nobody` may run it: a copy in a directory of its own that anyone may enter
  * (the checkout may sit under a directory only root can, as a clone in a mktemp directory does).
  */
-async function binaryForNobody(): Promise<string> {
-  if (forNobody !== undefined) return forNobody;
+async function unprivilegedBinary(): Promise<string> {
+  if (unprivilegedCopy !== undefined) return unprivilegedCopy;
   const dir = tempDir("genapi-nobody-");
   chmodSync(dir, 0o755);
   const copy = join(dir, "genapi");
   copyFileSync(await ensureBinary(), copy);
   chmodSync(copy, 0o755);
-  forNobody = copy;
+  unprivilegedCopy = copy;
   return copy;
 }
 
@@ -124,21 +129,21 @@ async function expectStoreRefusal(server: RunningBinary, key: string, message: s
 }
 
 describe("/readyz and requests tell whether the database takes writes", () => {
-  test.skipIf(!isRoot)("a read-only database file (server not root): /readyz 503, /healthz 200", async () => {
+  test.skipIf(!canRunUnprivileged)("a read-only database file (server not root): /readyz 503, /healthz 200", async () => {
     const dir = tempDir();
     chmodSync(dir, 0o777);
     const dbPath = join(dir, "genapi.db");
     const key = await createKey(dbPath);
     chmodSync(dbPath, 0o444);
-    const server = await startAsNobody(dbPath);
+    const server = await startUnprivileged(dbPath);
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       const ready = await fetch(`${server.url}/readyz`);
       expect(ready.status).toBe(503);
       expect(await ready.json()).toEqual({ status: "database unavailable" });
       await expectStoreRefusal(server, key, "Service temporarily unavailable: the database is read-only.");
-      const binary = await binaryForNobody();
-      const cli = Bun.spawnSync(["runuser", "-u", "nobody", "--", binary, "keys", "create", "--name", "more", "--db", dbPath]);
+      const binary = await unprivilegedBinary();
+      const cli = Bun.spawnSync([...unprivileged, binary, "keys", "create", "--name", "more", "--db", dbPath]);
       expect(cli.exitCode).toBe(1);
       expect(cli.stdout.toString()).toBe("");
       expect(cli.stderr.toString()).toBe(`genapi: cannot use database ${dbPath}: it is read-only\n`);
@@ -214,15 +219,15 @@ describe("a --db that cannot be opened: one stderr line naming it, exit 1", () =
     });
   }
 
-  test.skipIf(!isRoot)("a read-only directory, as an unprivileged user: serve and keys create", async () => {
+  test.skipIf(!canRunUnprivileged)("a read-only directory, as an unprivileged user: serve and keys create", async () => {
     const dir = tempDir();
     chmodSync(dir, 0o555);
-    const binary = await binaryForNobody();
+    const binary = await unprivilegedBinary();
     for (const command of [
       ["serve", "--port", "0"],
       ["keys", "create", "--name", "x"],
     ]) {
-      const proc = Bun.spawn(["runuser", "-u", "nobody", "--", binary, ...command, "--db", join(dir, "genapi.db")], {
+      const proc = Bun.spawn([...unprivileged, binary, ...command, "--db", join(dir, "genapi.db")], {
         cwd: "/",
         stdout: "pipe",
         stderr: "pipe",

@@ -14,6 +14,7 @@ import { jobCredentials } from "../../src/jobs/job-credentials.ts";
 import { defaultCrawlOptions, redactCrawlOptions } from "../../src/crawler/options.ts";
 import { openSecretKeys } from "../../src/secrets/secret-key.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
 import { tempDir } from "../support/binary.ts";
 import { join } from "node:path";
 
@@ -90,8 +91,10 @@ describe("sealing a job's credentials", () => {
   });
 });
 
+const postgres = needs(import.meta.path, "postgresql");
+
 for (const [name, open] of backends) {
-  describe(`credentials in the job store on ${name}`, () => {
+  describe.skipIf(name === "postgres" && !postgres)(`credentials in the job store on ${name}`, () => {
     test("stored sealed (options redacted), read by a claim only, kept across a hand-back, erased when the job finishes", async () => {
       const { store, dump } = await open();
       const credentials = await sealer();

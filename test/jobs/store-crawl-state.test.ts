@@ -16,6 +16,7 @@ import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { type CrawlState, defaultCrawlLimits, runCrawl } from "../../src/crawler/index.ts";
 import { describeCrawlState } from "../support/crawl-state-conformance.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
 
 const closers: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
@@ -87,9 +88,10 @@ function opener(store: () => Promise<JobStore>, flushPages: number) {
 
 // Every record durable at once, then batches of 7 with a cache and window far smaller than the site.
 describeCrawlState("store on SQLite, a checkpoint per page", opener(sqliteStore, 1));
-describeCrawlState("store on PostgreSQL, a checkpoint per page", opener(postgresStore, 1));
+const postgres = needs(import.meta.path, "postgresql");
+describeCrawlState("store on PostgreSQL, a checkpoint per page", opener(postgresStore, 1), { skip: !postgres });
 describeCrawlState("store on SQLite, a checkpoint per 7 pages", opener(sqliteStore, 7));
-describeCrawlState("store on PostgreSQL, a checkpoint per 7 pages", opener(postgresStore, 7));
+describeCrawlState("store on PostgreSQL, a checkpoint per 7 pages", opener(postgresStore, 7), { skip: !postgres });
 
 test("a page budget exactly the site's size lists every page: taken items count once against it", async () => {
   const size = 200;

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, ensureBinary, tempDir } from "../support/binary.ts";
-import { ensureDebianCommand } from "../support/debian-package.ts";
+import { needs, program } from "../support/requires.ts";
 
 const root = join(import.meta.dir, "../..");
 // The container's systemd mounts a fresh /tmp (where CI's clone may live), so the files under test
@@ -267,15 +267,17 @@ async function waitForBoot(enter: string[], deadline: number): Promise<void> {
   throw new Error(`the container's systemd did not finish booting: ${now.stdout.toString().trim() || last}`);
 }
 
-async function setUp(): Promise<{ machine?: Machine; skip?: string; failure?: Error }> {
-  if (process.getuid?.() !== 0) return { skip: "booting systemd in a container needs root" };
-  for (const command of ["unshare", "nsenter", "timeout"]) {
-    if (!Bun.which(command)) return { skip: `${command} is missing` };
-  }
-  const nspawn = await ensureDebianCommand("systemd-nspawn", "systemd-container");
-  if (nspawn.skip) return { skip: nspawn.skip };
-  const dbus = await ensureDebianCommand("dbus-daemon", "dbus");
-  if (dbus.skip) return { skip: dbus.skip };
+async function setUp(): Promise<{ machine?: Machine; skip?: true; failure?: Error }> {
+  const wanted = needs(
+    import.meta.path,
+    { root: "boots systemd in a container" },
+    "unshare",
+    "nsenter",
+    "timeout",
+    "systemd-nspawn",
+    "dbus-daemon",
+  );
+  if (!wanted) return { skip: true };
   await ensureBinary();
   // From here on everything the test needs is present: a boot that fails is a failure, not a skip.
   try {
@@ -286,7 +288,8 @@ async function setUp(): Promise<{ machine?: Machine; skip?: string; failure?: Er
 }
 
 const { machine, skip, failure } = await setUp();
-if (skip) console.warn(`skipping the systemd boot test: ${skip}`);
+// The rendered crawl under the unit also needs Chromium (asked only where the container boots).
+const chromium = machine ? program(import.meta.path, "chromium") : null;
 
 // Whatever happened (a test failed or timed out half-way), no container outlives the file.
 afterAll(async () => {
@@ -373,15 +376,12 @@ describe.skipIf(!machine)("genapi.service under a real systemd", () => {
     expect(environ).toContain("STATE_DIRECTORY=/var/lib/genapi");
   });
 
-  test("a rendered crawl works under the unit, with Chromium's sandbox on", async () => {
-    const chromium = Bun.which("chromium");
-    if (chromium === null) {
-      console.warn("skipping the rendered crawl under systemd: no chromium on this machine");
-      return;
-    }
-    // A single-page application in the container's network namespace: its links exist only once
-    // its script has run.
-    const siteScript = `
+  test.skipIf(chromium === null)(
+    "a rendered crawl works under the unit, with Chromium's sandbox on",
+    async () => {
+      // A single-page application in the container's network namespace: its links exist only once
+      // its script has run.
+      const siteScript = `
       const pages = ["/", "/a", "/b"];
       const shell = '<!doctype html><html><body><nav id="n"></nav><script>fetch("/pages.json").then(r => r.json()).then(l => { for (const p of l) { const a = document.createElement("a"); a.href = p; document.getElementById("n").append(a); } });</script></body></html>';
       const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch(req) {
@@ -391,35 +391,40 @@ describe.skipIf(!machine)("genapi.service under a real systemd", () => {
         return new Response("not found", { status: 404 });
       } });
       console.log(server.port);`;
-    const site = Bun.spawn(["nsenter", "-t", String(m.pid), "-n", process.execPath, "-e", siteScript], { stdout: "pipe", stderr: "pipe" });
-    try {
-      const reader = site.stdout.getReader();
-      const port = new TextDecoder().decode((await reader.read()).value).trim();
-      m.run(["sh", "-c", "printf 'GENAPI_FREE_DAILY_LIMIT=7\\nGENAPI_ALLOW_PRIVATE_TARGETS=1\\n' > /etc/genapi/genapi.env"]);
-      expect(m.run(["systemctl", "restart", "genapi"]).code).toBe(0);
-      await waitHealthy(m);
-      const key = m.run([...KEY_COMMAND, "create", "--name", "render", "--daily-limit", "100"]).stdout.trim();
-      const answer = await m.fetch("http://127.0.0.1:8080/api/generate", {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": key },
-        body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, render: "always" }),
+      const site = Bun.spawn(["nsenter", "-t", String(m.pid), "-n", process.execPath, "-e", siteScript], {
+        stdout: "pipe",
+        stderr: "pipe",
       });
-      const journal = () => m.run(["journalctl", "-u", "genapi", "--no-pager", "-n", "40"]).stdout;
-      expect(answer.status, journal()).toBe(200);
-      const data = JSON.parse(answer.body).data;
-      expect(data.url_count, journal()).toBe(3);
-      expect(data.render).toEqual({ mode: "always", rendered: true, pages_rendered: 3 });
-      // The browser still runs (genapi keeps it for the next page), in its sandbox: none of its
-      // processes was started with --no-sandbox.
-      const browsers = m.run(["sh", "-c", "for p in $(pgrep -x chromium); do tr '\\0' ' ' < /proc/$p/cmdline; echo; done"]).stdout;
-      const lines = browsers.trim().split("\n").filter(Boolean);
-      expect(lines.length).toBeGreaterThan(0);
-      expect(lines.filter((line) => line.includes("--no-sandbox"))).toEqual([]);
-    } finally {
-      site.kill();
-      m.run(["sh", "-c", "echo GENAPI_FREE_DAILY_LIMIT=7 > /etc/genapi/genapi.env"]);
-    }
-  }, 120_000);
+      try {
+        const reader = site.stdout.getReader();
+        const port = new TextDecoder().decode((await reader.read()).value).trim();
+        m.run(["sh", "-c", "printf 'GENAPI_FREE_DAILY_LIMIT=7\\nGENAPI_ALLOW_PRIVATE_TARGETS=1\\n' > /etc/genapi/genapi.env"]);
+        expect(m.run(["systemctl", "restart", "genapi"]).code).toBe(0);
+        await waitHealthy(m);
+        const key = m.run([...KEY_COMMAND, "create", "--name", "render", "--daily-limit", "100"]).stdout.trim();
+        const answer = await m.fetch("http://127.0.0.1:8080/api/generate", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key },
+          body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, render: "always" }),
+        });
+        const journal = () => m.run(["journalctl", "-u", "genapi", "--no-pager", "-n", "40"]).stdout;
+        expect(answer.status, journal()).toBe(200);
+        const data = JSON.parse(answer.body).data;
+        expect(data.url_count, journal()).toBe(3);
+        expect(data.render).toEqual({ mode: "always", rendered: true, pages_rendered: 3 });
+        // The browser still runs (genapi keeps it for the next page), in its sandbox: none of its
+        // processes was started with --no-sandbox.
+        const browsers = m.run(["sh", "-c", "for p in $(pgrep -x chromium); do tr '\\0' ' ' < /proc/$p/cmdline; echo; done"]).stdout;
+        const lines = browsers.trim().split("\n").filter(Boolean);
+        expect(lines.length).toBeGreaterThan(0);
+        expect(lines.filter((line) => line.includes("--no-sandbox"))).toEqual([]);
+      } finally {
+        site.kill();
+        m.run(["sh", "-c", "echo GENAPI_FREE_DAILY_LIMIT=7 > /etc/genapi/genapi.env"]);
+      }
+    },
+    120_000,
+  );
 
   test("systemctl stop ends it with SIGTERM, exit 0 and a checkpointed database", () => {
     expect(m.run(["systemctl", "stop", "genapi"]).code).toBe(0);

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBinary, runBinary, tempDir } from "../support/binary.ts";
-import { ensureDebianCommand } from "../support/debian-package.ts";
+import { program } from "../support/requires.ts";
 
 const root = join(import.meta.dir, "../..");
 const unitText = readFileSync(join(root, "deploy/genapi.service"), "utf8");
@@ -46,11 +46,10 @@ const single = (key: string) => {
   return values![0]!;
 };
 
-const analyze = await ensureDebianCommand("systemd-analyze", "systemd");
-if (analyze.skip) console.warn(`skipping systemd-analyze tests: ${analyze.skip}`);
+const analyze = program(import.meta.path, "systemd-analyze");
 
 describe("deploy/genapi.service", () => {
-  test.skipIf(!!analyze.skip)("systemd-analyze verify accepts it without a warning", async () => {
+  test.skipIf(analyze === null)("systemd-analyze verify accepts it without a warning", async () => {
     // verify insists that ExecStart's binary exists, and the real path (/usr/local/bin/genapi) is
     // not installed here: check a copy that runs the freshly built executable instead.
     const binary = await ensureBinary();
@@ -59,7 +58,7 @@ describe("deploy/genapi.service", () => {
     const rewritten = unitText.replace(/^ExecStart=\/usr\/local\/bin\/genapi /m, `ExecStart=${binary} `);
     expect(rewritten).not.toBe(unitText);
     writeFileSync(copy, rewritten);
-    const proc = Bun.spawnSync([analyze.path!, "verify", copy], { stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawnSync([analyze!, "verify", copy], { stdout: "pipe", stderr: "pipe" });
     // Unknown keys and bad values are only warnings (exit 0), so the output must be empty too.
     expect(`${proc.stdout}${proc.stderr}`).toBe("");
     expect(proc.exitCode).toBe(0);
@@ -67,10 +66,10 @@ describe("deploy/genapi.service", () => {
 
   // 1.1 before rendering (issue 25); Chromium's sandbox needs user, PID and network namespaces,
   // @privileged, @resources and @mount calls and /proc beyond the process subset: 2.0.
-  test.skipIf(!!analyze.skip)("systemd-analyze security rates its exposure at most 2.0 (OK)", () => {
+  test.skipIf(analyze === null)("systemd-analyze security rates its exposure at most 2.0 (OK)", () => {
     const dir = tempDir("genapi-unit-");
     copyFileSync(join(root, "deploy/genapi.service"), join(dir, "genapi.service"));
-    const proc = Bun.spawnSync([analyze.path!, "security", "--offline=true", "--no-pager", join(dir, "genapi.service")], {
+    const proc = Bun.spawnSync([analyze!, "security", "--offline=true", "--no-pager", join(dir, "genapi.service")], {
       stdout: "pipe",
       stderr: "pipe",
     });

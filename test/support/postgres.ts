@@ -4,23 +4,20 @@
 // however it ends: `bun test` (1.4.4) runs no process "exit" or "beforeExit" handler, so a small
 // watchdog process waits for this one to be gone, then stops the server and removes the directory. Host connections need a password (scram-sha-256), so the URLs
 // the tests hand to genapi carry one and the tests can check that it never shows.
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresBin } from "./requires.ts";
 
 /** The password of the role every test database belongs to; tests look for it in output. */
 export const PASSWORD = "pg-test-Secret-7f3a";
 const ROLE = "genapi";
 
-/** Debian's server binaries, newest major version first. */
+/** Debian's server binaries, newest major version. A test file asks needs(..., "postgresql") first. */
 function serverBin(): string {
-  const root = "/usr/lib/postgresql";
-  const versions = (existsSync(root) ? readdirSync(root) : [])
-    .filter((name) => existsSync(join(root, name, "bin/initdb")))
-    .map(Number)
-    .sort((a, b) => b - a);
-  if (versions.length === 0) throw new Error("PostgreSQL is not installed (Debian: apt-get install postgresql)");
-  return join(root, String(versions[0]), "bin");
+  const bin = postgresBin();
+  if (bin === null) throw new Error("PostgreSQL is not installed (Debian: apt-get install postgresql)");
+  return bin;
 }
 
 function freePort(): number {

@@ -7,14 +7,13 @@ import { describe, expect, test } from "bun:test";
 import { Browser, treeRss } from "../../../src/crawler/render/browser.ts";
 import type { Cdp } from "../../../src/crawler/render/cdp.ts";
 import { renderPage } from "../../../src/crawler/render/render.ts";
-import { ensureDebianCommand } from "../../support/debian-package.ts";
+import { program } from "../../support/requires.ts";
 
-const chromium = await ensureDebianCommand("chromium", "chromium");
-if (chromium.skip) console.warn(`skipping the browser keeper tests: ${chromium.skip}`);
+const chromium = program(import.meta.path, "chromium");
 
 function newBrowser(restartEveryPages: number, logs: string[]) {
   return new Browser({
-    executable: chromium.path!,
+    executable: chromium!,
     tabs: 2,
     noSandbox: process.getuid?.() === 0,
     log: (line) => logs.push(line),
@@ -27,7 +26,7 @@ function gate() {
   return Promise.withResolvers<void>();
 }
 
-describe.skipIf(chromium.skip !== undefined)("Browser", () => {
+describe.skipIf(chromium === null)("Browser", () => {
   test("a retired browser is stopped when its own tabs end, while a tab of the new browser still renders", async () => {
     const logs: string[] = [];
     const browser = newBrowser(2, logs);
@@ -124,7 +123,7 @@ describe("treeRss", () => {
   }, 30_000);
 });
 
-describe.skipIf(chromium.skip !== undefined)("the browser's proxy", () => {
+describe.skipIf(chromium === null)("the browser's proxy", () => {
   test("is genapi's own listener on an ephemeral loopback port: it counts and refuses what escapes interception (a page's WebSocket)", async () => {
     let upgrades = 0;
     const site = Bun.serve({
