@@ -60,6 +60,8 @@ export interface NewJob {
   createdAt: string;
   /** The credentials of option `auth`, sealed (job-credentials.ts); erased when the job ends. `options` holds them redacted. */
   credentials?: string | null;
+  /** The site this job is a run of (src/sites/), if any. */
+  siteId?: string | null;
 }
 
 /** One queued URL; seq orders the frontier (breadth first). */

@@ -29,11 +29,15 @@ export interface JobResult
   sitemap_parts: number;
   /** With link_report: the lists' lengths (the lists: GET /api/jobs/<id>/links.json). */
   links?: LinkCounts;
+  /** A site's run: its change set's counts against the site's previous successful run. */
+  changes?: { added: number; removed: number; changed: number; unchanged: number };
+  /** A site's run with IndexNow: the URLs submitted and the endpoint's last answer. */
+  indexnow?: { submitted: number; status: number | string };
 }
 
 export interface JobError {
-  /** How /api/generate would have answered; 409 for a job cancelled before any URL was listed. */
-  status: 400 | 409 | 422 | 502;
+  /** How /api/generate would have answered; 409 for a job cancelled before any URL was listed; 429 for a site's run over its key's daily limit. */
+  status: 400 | 409 | 422 | 429 | 502;
   message: string;
 }
 
@@ -149,6 +153,26 @@ export const JobResultModel = t.Object({
     description: "Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split.",
   }),
   links: t.Optional(LinkCountsModel),
+  changes: t.Optional(
+    t.Object(
+      {
+        added: jsonInteger({ minimum: 0 }),
+        removed: jsonInteger({ minimum: 0 }),
+        changed: jsonInteger({ minimum: 0 }),
+        unchanged: jsonInteger({ minimum: 0 }),
+      },
+      { description: "A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run." },
+    ),
+  ),
+  indexnow: t.Optional(
+    t.Object(
+      {
+        submitted: jsonInteger({ minimum: 0, description: "URLs the endpoint accepted." }),
+        status: t.Union([jsonInteger(), t.String()], { description: "The endpoint's last HTTP status, or why it gave none." }),
+      },
+      { description: "A site's run with `indexnow`: what was submitted of its added and changed URLs." },
+    ),
+  ),
 });
 
 export const JobModel = t.Object({
@@ -163,10 +187,10 @@ export const JobModel = t.Object({
   result: t.Optional(JobResultModel),
   error: t.Optional(
     t.Object(
-      { status: t.Union([t.Literal(400), t.Literal(409), t.Literal(422), t.Literal(502)]), message: t.String() },
+      { status: t.Union([t.Literal(400), t.Literal(409), t.Literal(422), t.Literal(429), t.Literal(502)]), message: t.String() },
       {
         description:
-          "How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`",
+          "How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started).",
       },
     ),
   ),

@@ -90,7 +90,7 @@ export interface SiteStore {
   remove(id: string): Promise<void>;
   secrets(id: string): Promise<SiteSecrets | null>;
   startRun(siteId: string, start: RunStart): Promise<RunStarted>;
-  /** Sites whose next run is due at `nowMs`, soonest first. */
+  /** Sites whose next run is due at `nowMs`, soonest first; a revoked key's sites are not due. */
   due(nowMs: number, limit: number): Promise<StoredSite[]>;
   /**
    * A run succeeded: its change set against the site's previous successful run is written

@@ -144,10 +144,13 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
 
     due: (nowMs, limit) =>
       run((sql) =>
-        sites(sql, `SELECT ${SITE_COLUMNS} FROM sites WHERE next_run_at IS NOT NULL AND next_run_at <= $1 ORDER BY next_run_at LIMIT $2`, [
-          nowMs,
-          limit,
-        ]),
+        sites(
+          sql,
+          `SELECT ${SITE_COLUMNS} FROM sites
+           WHERE next_run_at IS NOT NULL AND next_run_at <= $1 AND key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NULL)
+           ORDER BY next_run_at LIMIT $2`,
+          [nowMs, limit],
+        ),
       ),
 
     recordSuccess: (siteId, jobId) =>

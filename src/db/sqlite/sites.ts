@@ -140,7 +140,9 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
       read((db) =>
         db
           .query<SiteRow, [number, number]>(
-            `SELECT ${SITE_COLUMNS} FROM sites WHERE next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+            `SELECT ${SITE_COLUMNS} FROM sites
+             WHERE next_run_at IS NOT NULL AND next_run_at <= ? AND key_id IN (SELECT id FROM api_keys WHERE revoked_at IS NULL)
+             ORDER BY next_run_at LIMIT ?`,
           )
           .all(nowMs, limit)
           .map(siteFromRow),
