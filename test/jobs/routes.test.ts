@@ -7,7 +7,6 @@ import { openDatabase } from "../../src/db/sqlite/database.ts";
 import { createKey } from "../../src/db/sqlite/keys.ts";
 import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { createSqliteStore } from "../../src/db/sqlite/store.ts";
-import { storeErrorResponse } from "../../src/http/store-errors.ts";
 import { jobRoutes } from "../../src/jobs/routes.ts";
 import { createSitemapService } from "../../src/sitemap/service.ts";
 import type { Resolver } from "../../src/crawler/index.ts";
@@ -58,7 +57,6 @@ function setup(allowPrivateTargets = false) {
     log: (message) => {
       throw new Error(`unexpected log: ${message}`);
     },
-    storeError: (error) => storeErrorResponse(error),
   });
   const create = (body: Record<string, unknown>) =>
     app.handle(
