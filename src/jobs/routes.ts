@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import { API_KEY_QUERY_SCHEME, API_KEY_SCHEME } from "../ops/docs.ts";
 import { type CrawlOptions, parseCrawlOptions, parseTargetUrl, redactCrawlOptions } from "../crawler/index.ts";
 import { AUTH_NEEDS_KEY_MESSAGE, type JobCredentials, noJobCredentials } from "./job-credentials.ts";
-import { LINKS_PART, newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
+import { LINKS_PART, newCallbackSecret, newJobId, type JobFiles, type JobQueue, type StoredJob } from "./job-store.ts";
 import { partNumber } from "./publish.ts";
 import {
   createJobResponses,
@@ -43,7 +43,8 @@ const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 export type { Admitted, BodyCheck } from "../admission/admission.ts";
 
 export interface JobsDeps {
-  store: JobStore;
+  /** The queue and the files: what requests read and change. */
+  store: JobQueue & JobFiles;
   now: () => Date;
   /** Step 1 alone: the key's id, or null. */
   authenticate: (request: Request) => Promise<number | null>;
