@@ -6,7 +6,7 @@ import { createApp } from "./app.ts";
 import { type ServeConfig, UsageError } from "./config/config.ts";
 import { openStore } from "./open-store.ts";
 import { isPostgresUrl, redactSpec, type Store } from "./db/store.ts";
-import { storeErrorResponse } from "./http/store-errors.ts";
+import { INTERNAL_ERROR_MESSAGE, jsonError } from "./http/errors.ts";
 import { createJobService } from "./jobs/service.ts";
 import { batchedWriter } from "./http/log-writer.ts";
 import { routableRequest } from "./http/entry.ts";
@@ -91,7 +91,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
         },
         error(error) {
           io.stderr(`genapi: unhandled error: ${error.stack || `${error.name}: ${error.message}`}\n`);
-          return Response.json({ success: false, message: "Internal server error." }, { status: 500 });
+          return jsonError(null, 500, INTERNAL_ERROR_MESSAGE);
         },
       });
     } catch (error) {
@@ -145,7 +145,6 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     background: store.backgroundJobs,
     authenticate: admission.authenticate,
     admit: admission.admit,
-    storeError: (error) => storeErrorResponse(error),
     log,
     network,
     renderer,

@@ -1,7 +1,8 @@
 // Steps 1-5 of the contract, shared by POST /api/generate and POST /api/jobs: the key, the body
 // (with the caller's own validator at step 3, after `url`), the target address and the daily quota.
-// A request refused here was not counted; one admitted was counted once, and `release` gives the
-// admission back when a later step turns it away (503).
+// A request refused here was not counted (it throws the HttpError that answers it); one admitted
+// was counted once, and `release` gives the admission back when a later step turns it away (503).
+import { HttpError } from "../http/errors.ts";
 import { BodyReadError, PayloadTooLargeError, readBodyBytes } from "../http/body.ts";
 import type { KeyRecord, KeyStore } from "../keys/key-store.ts";
 import { type QuotaStore, quotaForKey, rateLimitHeaders, rateLimitMessage } from "../quota/quota.ts";
@@ -44,17 +45,14 @@ export interface AdmissionDeps {
   checkTarget: (url: URL) => Promise<void>;
 }
 
-export const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
-  Response.json({ success: false, message }, { status, headers });
-
-/** The JSON body as an object, or the response that refuses it (step 2). */
-async function readObject(request: Request, headers: () => Promise<Record<string, string>>): Promise<Record<string, unknown> | Response> {
+/** The JSON body as an object; else throws the HttpError that refuses it (step 2). */
+async function readObject(request: Request, headers: () => Promise<Record<string, string>>): Promise<Record<string, unknown>> {
   let bytes: Uint8Array;
   try {
     bytes = await readBodyBytes(request, BODY_LIMIT);
   } catch (error) {
-    if (error instanceof PayloadTooLargeError) return fail(413, "Request body is larger than 16 KiB.", await headers());
-    if (error instanceof BodyReadError) return fail(error.status, error.message, await headers());
+    if (error instanceof PayloadTooLargeError) throw new HttpError(413, "Request body is larger than 16 KiB.", await headers());
+    if (error instanceof BodyReadError) throw new HttpError(error.status, error.message, await headers());
     throw error;
   }
   let body: unknown;
@@ -62,10 +60,10 @@ async function readObject(request: Request, headers: () => Promise<Record<string
     body = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     // SyntaxError, or RangeError for absurd nesting: either way not a body we can use.
-    return fail(400, 'Request body must be JSON: {"url": "https://..."}.', await headers());
+    throw new HttpError(400, 'Request body must be JSON: {"url": "https://..."}.', await headers());
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return fail(400, 'Request body must be a JSON object: {"url": "https://..."}.', await headers());
+    throw new HttpError(400, 'Request body must be a JSON object: {"url": "https://..."}.', await headers());
   }
   return body as Record<string, unknown>;
 }
@@ -79,7 +77,7 @@ export function createAdmission(deps: AdmissionDeps) {
     },
 
     /**
-     * Steps 1-5: admitted, or the response that refused the request. Store errors propagate.
+     * Steps 1-5: admitted; else throws the HttpError that refuses the request. Store errors propagate.
      * `otherTargets` names the body's other addresses (a job's callback_url), judged at step 4 after
      * the target: a refused one answers 400 `<field> is not allowed: <the guard's reason>`.
      */
@@ -87,35 +85,35 @@ export function createAdmission(deps: AdmissionDeps) {
       request: Request,
       validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
       otherTargets: (value: T) => OtherTarget[] = () => [],
-    ): Promise<Admitted<T> | Response> {
+    ): Promise<Admitted<T>> {
       const now = deps.now();
       // 1. The key. A mistyped key fails its checksum without a database lookup.
       const key = await keys.authenticate(request.headers.get("x-api-key"), now);
-      if (!key) return fail(401, AUTH_FAILED_MESSAGE);
+      if (!key) throw new HttpError(401, AUTH_FAILED_MESSAGE);
       const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
       const unchanged = async () => rateLimitHeaders(await quota.peek(bucket, limit, now), now);
 
       // 2-3. The body, its URL, then the caller's fields: an invalid value costs no quota.
       const body = await readObject(request, unchanged);
-      if (body instanceof Response) return body;
       const url = parseTargetUrl(body.url);
-      if (!url) return fail(400, INVALID_URL_MESSAGE, await unchanged());
+      if (!url) throw new HttpError(400, INVALID_URL_MESSAGE, await unchanged());
       const checked = validateBody(body);
-      if (!checked.ok) return fail(400, checked.message, await unchanged());
+      if (!checked.ok) throw new HttpError(400, checked.message, await unchanged());
 
       // 4. The target address (checked again at every connection), then the body's other ones
       // (checked again when used).
       try {
         await deps.checkTarget(url);
       } catch (error) {
-        if (error instanceof TargetRefusedError) return fail(400, error.reason, await unchanged());
+        if (error instanceof TargetRefusedError) throw new HttpError(400, error.reason, await unchanged());
         throw error;
       }
       for (const other of otherTargets(checked.value)) {
         try {
           await deps.checkTarget(other.url);
         } catch (error) {
-          if (error instanceof TargetRefusedError) return fail(400, `${other.field} is not allowed: ${error.reason}`, await unchanged());
+          if (error instanceof TargetRefusedError)
+            throw new HttpError(400, `${other.field} is not allowed: ${error.reason}`, await unchanged());
           throw error;
         }
       }
@@ -123,7 +121,7 @@ export function createAdmission(deps: AdmissionDeps) {
       // 5. The daily quota: one atomic statement.
       const admission = await quota.admit(bucket, limit, now);
       const headers = rateLimitHeaders(admission, now);
-      if (!admission.admitted) return fail(429, rateLimitMessage(limit), headers);
+      if (!admission.admitted) throw new HttpError(429, rateLimitMessage(limit), headers);
       return {
         key,
         keyId: key.id,

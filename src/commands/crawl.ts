@@ -36,6 +36,7 @@ import {
   writeSitemap,
 } from "../crawler/index.ts";
 import { USER_AGENT } from "../config/version.ts";
+import { apiErrorBody } from "../http/errors.ts";
 import { createProgressLine, formatElapsed, pagesPerSecond, REDRAW_EVERY_MS } from "./progress.ts";
 import { askPassword, PromptCancelledError } from "./password-prompt.ts";
 
@@ -331,7 +332,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
 }
 
 /** A failure under --json: the API's error body, on one line. */
-const jsonError = (message: string) => `${JSON.stringify({ success: false, message })}\n`;
+const jsonError = (message: string) => `${JSON.stringify(apiErrorBody(message))}\n`;
 
 const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 

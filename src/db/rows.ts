@@ -1,5 +1,6 @@
-// The row mapping both backends share: the columns a key record is read from, and how a job row
-// becomes a StoredJob. The SQL itself is each backend's (src/db/sqlite/, src/db/postgres/).
+// The row mapping both backends share: the column lists their statements select (keys, jobs, link
+// rows, sites, a run's pages), the lease condition, and how a row becomes a record. The SQL itself is
+// each backend's (src/db/sqlite/, src/db/postgres/).
 import { type LinkRow, originOf, packLinks, type PageMemory, unpackLinks } from "../crawler/index.ts";
 import type { StoredSite } from "../sites/site-store.ts";
 import type { StoredJob } from "../jobs/job-store.ts";
@@ -8,7 +9,17 @@ import type { JobStatus } from "../jobs/model.ts";
 /** The columns of a KeyRecord (src/keys/key-store.ts), selected and returned by every key statement. */
 export const RECORD_COLUMNS = "id, name, prefix, daily_limit, created_at, last_used_at, revoked_at";
 
-/** A row of `jobs` as both backends' job statements select it (jobs.ts of each). */
+/** The columns of a JobRow, selected and returned by every job statement of both backends. */
+export const JOB_COLUMNS =
+  "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
+
+/** The lease holds while the job runs, and after a cancel until its owner has published what it found. */
+export const LEASE_HELD = `(status = 'running' OR (status = 'cancelled' AND result IS NULL AND error IS NULL))`;
+
+/** A new job's progress, as both backends store it. */
+export const NEW_JOB_PROGRESS = JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 });
+
+/** A row of `jobs` as both backends' job statements select it (JOB_COLUMNS). */
 export interface JobRow {
   seq: number;
   id: string;
@@ -52,7 +63,10 @@ export function jobFromRow(row: JobRow): StoredJob {
   };
 }
 
-/** A row of `job_links` as both backends select it (url, referrer_count, referrers, followed, fate, sitemap, outcome). */
+/** The columns of a LinkRowColumns, as both backends select them from `job_links`. */
+export const LINK_ROW_COLUMNS = "url, referrer_count, referrers, followed, fate, sitemap, outcome";
+
+/** A row of `job_links` as both backends select it (LINK_ROW_COLUMNS). */
 export interface LinkRowColumns {
   url: string;
   referrer_count: number | string;

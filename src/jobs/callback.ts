@@ -4,7 +4,7 @@
 // no redirects followed), so a callback cannot reach an address a crawl could not.
 import { createHmac } from "node:crypto";
 import { createGuardedFetch, type Resolver, type Send, TargetRefusedError, type TargetPolicy } from "../crawler/index.ts";
-import type { JobStore } from "./job-store.ts";
+import type { JobCallbacks } from "./job-store.ts";
 import type { Job } from "./model.ts";
 
 export const RETRIES = 3;
@@ -15,7 +15,7 @@ export function signature(body: string, secret: string): string {
 }
 
 export interface CallbackDeps {
-  store: JobStore;
+  store: JobCallbacks;
   policy: TargetPolicy;
   resolve: Resolver;
   /** The job as the API shows it. */

@@ -1,6 +1,8 @@
-// What jobs need from the store, one interface for SQLite and PostgreSQL. The job row carries its
-// lifecycle and lease; the crawl's growing state (URLs seen and queued, entries listed) lives in
-// their own tables so a job survives its process and any instance can continue or serve it.
+// What jobs need from the store, the contract both backends (SQLite, PostgreSQL) implement, one
+// interface per concern: the queue (the job row: its lifecycle and lease), the crawl state (URLs
+// seen and queued, entries listed, link rows: in their own tables, so a job survives its process
+// and any instance can continue or serve it), the stored files, callbacks, retention. JobStore is
+// all of them.
 import type { CrawlOptions, LinkFate, LinkRow, PolitenessReport } from "../crawler/index.ts";
 import type { JobError, JobProgress, JobResult, JobStatus } from "./model.ts";
 
@@ -122,7 +124,11 @@ export interface PendingCallback {
 /** A job claimed to run: with its sealed credentials, which only a claim reads. */
 export type ClaimedJob = StoredJob & { leaseOwner: string; credentials?: string | null };
 
-export interface JobStore {
+/**
+ * The queue: jobs' rows, their lifecycle and leases. Every write of a running job is conditional on
+ * its lease, so processes sharing the store never run one job twice.
+ */
+export interface JobQueue {
   /** Adds a queued job unless `maxQueued` jobs already wait; false: the queue is full. */
   create(job: NewJob, maxQueued: number): Promise<boolean>;
   get(id: string): Promise<StoredJob | null>;
@@ -141,8 +147,6 @@ export interface JobStore {
    * what it found: heartbeats and checkpoints of a cancelled job without an outcome still hold.
    */
   heartbeat(id: string, owner: string, nowMs: number, leaseMs: number, progress: JobProgress): Promise<boolean>;
-  /** Writes a checkpoint under the lease (a cancelled job's too, see heartbeat); false when the lease is lost. */
-  checkpoint(id: string, owner: string, nowMs: number, leaseMs: number, batch: Checkpoint): Promise<boolean>;
   /** Gives a running job back to the queue with its progress (SIGTERM). */
   handBack(id: string, owner: string, progress: JobProgress): Promise<void>;
   /** Records the outcome (the owner must still hold the job) and erases its credentials; the crawl state is dropped later, in batches. */
@@ -157,9 +161,16 @@ export interface JobStore {
    * its own copy in memory); returns the status before, or null when the job is gone.
    */
   cancel(id: string, nowIso: string, queuedError: JobError): Promise<JobStatus | null>;
-  /** Deletes a job at once (404 from then on); its state and parts are deleted later, in batches. */
+  /** Deletes a job at once (404 from then on); its state and parts are deleted later, in batches (JobRetention.sweep). */
   remove(id: string): Promise<void>;
+  /** Jobs waiting and running now, for metrics and the queue limit. */
+  counts(): Promise<Record<JobStatus, number>>;
+}
 
+/** The crawl's growing state (URLs seen and queued, entries listed, the link report's rows), written under the job's lease. */
+export interface JobCrawlState {
+  /** Writes a checkpoint under the lease (a cancelled job's too, see JobQueue.heartbeat); false when the lease is lost. */
+  checkpoint(id: string, owner: string, nowMs: number, leaseMs: number, batch: Checkpoint): Promise<boolean>;
   /** The frontier after `afterSeq` (not yet fetched), in order. */
   frontier(id: string, afterSeq: number, limit: number): Promise<FrontierUrl[]>;
   /** Which of `urls` the job has seen (queued or fetched). */
@@ -177,22 +188,35 @@ export interface JobStore {
   /** Listed entries sorted by loc, after `afterLoc`. */
   entries(id: string, afterLoc: string | null, limit: number): Promise<StoredEntry[]>;
   countEntries(id: string): Promise<number>;
+}
 
-  /** A result file: n = 0 is sitemap.xml, n >= 1 the parts. Stored gzip-compressed. */
+/** A finished job's files, stored gzip-compressed: n = 0 is sitemap.xml, n >= 1 the parts, LINKS_PART links.json. */
+export interface JobFiles {
   putPart(id: string, n: number, gzipped: Uint8Array): Promise<void>;
   getPart(id: string, n: number): Promise<Uint8Array | null>;
+}
 
+/** A finished job's callback, kept until it has been sent. */
+export interface JobCallbacks {
   /** The callback to send for a finished job, if any; `callbackSent` erases its secret. */
   pendingCallback(id: string): Promise<PendingCallback | null>;
   callbackSent(id: string): Promise<void>;
+}
 
+/** Retention: old jobs go, then what they left behind, in batches. */
+export interface JobRetention {
   /** Deletes up to `limit` finished jobs older than `beforeIso`; returns how many. */
   expire(beforeIso: string, limit: number): Promise<number>;
   /** Deletes up to `limit` rows of crawl state and parts no longer needed; returns how many. */
   sweep(limit: number): Promise<number>;
-  /** Jobs waiting and running now, for metrics and the queue limit. */
-  counts(): Promise<Record<JobStatus, number>>;
 }
+
+/**
+ * Everything jobs need from the store, one object per backend (src/db/sqlite/jobs.ts,
+ * src/db/postgres/jobs.ts), composed of one part per concern above. Code that needs one concern
+ * takes that interface alone.
+ */
+export interface JobStore extends JobQueue, JobCrawlState, JobFiles, JobCallbacks, JobRetention {}
 
 /** >= 128 random bits, URL-safe: 16 bytes in base64url (22 characters). */
 export function newJobId(random: (bytes: Uint8Array) => Uint8Array = (b) => crypto.getRandomValues(b)): string {

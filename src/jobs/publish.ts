@@ -18,7 +18,7 @@ import {
   SITEMAP_MAX_BYTES,
   sitemapFeatures,
 } from "../crawler/index.ts";
-import { type JobStore, LINKS_PART, type StoredEntry, type StoredJob } from "./job-store.ts";
+import { type JobCrawlState, type JobFiles, type JobQueue, LINKS_PART, type StoredEntry, type StoredJob } from "./job-store.ts";
 import type { JobProgress, JobResult } from "./model.ts";
 
 /** Entries read from the store at a time: memory holds one page of entries plus at most two parts. */
@@ -43,7 +43,7 @@ export function partNumber(name: string, gzipped: boolean): number | null {
 }
 
 /** The listed entries in loc order, read from the store a page at a time. */
-export async function* storedEntries(store: JobStore, id: string): AsyncGenerator<SitemapEntry> {
+export async function* storedEntries(store: Pick<JobCrawlState, "entries">, id: string): AsyncGenerator<SitemapEntry> {
   let after: string | null = null;
   for (;;) {
     const page = await store.entries(id, after, PAGE);
@@ -54,7 +54,7 @@ export async function* storedEntries(store: JobStore, id: string): AsyncGenerato
 }
 
 /** The job's link report rows in the store, as the crawler's report builder reads them. */
-export function storeLinkSource(store: JobStore, id: string): LinkSource {
+export function storeLinkSource(store: Pick<JobCrawlState, "linkRows" | "linkFates">, id: string): LinkSource {
   return {
     linked: (after, limit) => store.linkRows(id, "linked", after, limit),
     fates: (urls) => store.linkFates(id, [...urls]),
@@ -66,7 +66,7 @@ export function storeLinkSource(store: JobStore, id: string): LinkSource {
  * Writes links.json: the full lists, read from job_links a page at a time and gzip-compressed as
  * they are written, so that memory holds a page of rows and the compressed file, never the text.
  */
-async function publishLinks(store: JobStore, id: string): Promise<LinkCounts> {
+async function publishLinks(store: JobCrawlState & JobFiles, id: string): Promise<LinkCounts> {
   const gzip = new CompressionStream("gzip");
   const writer = gzip.writable.getWriter();
   const compressed = new Response(gzip.readable).bytes();
@@ -90,7 +90,7 @@ async function publishLinks(store: JobStore, id: string): Promise<LinkCounts> {
  * (it never got past its start page).
  */
 export async function publishResult(
-  store: JobStore,
+  store: JobCrawlState & JobFiles & Pick<JobQueue, "get">,
   job: StoredJob,
   run: { truncated: boolean; progress: JobProgress; now: Date; politeness: PolitenessReport; render: RenderReport },
   limits?: PartLimits,

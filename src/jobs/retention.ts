@@ -1,10 +1,10 @@
 // Retention: finished jobs older than --job-retention days are deleted, and the crawl state of
 // finished or deleted jobs is dropped, in small batches with pauses between them, so a job of a
 // million URLs never holds the store (or, on SQLite, the event loop) for long.
-import type { JobStore } from "./job-store.ts";
+import type { JobRetention } from "./job-store.ts";
 
 export interface RetentionDeps {
-  store: JobStore;
+  store: JobRetention;
   retentionDays: number;
   now: () => number;
   /** Jobs per expire batch, state rows per sweep batch. */

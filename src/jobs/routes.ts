@@ -1,11 +1,12 @@
 // The job endpoints: POST /api/jobs (steps 1-5 of /api/generate, then 202), the listing, one job,
 // its event stream, its sitemap files, its link report (links.json), and DELETE. Every request needs the key that created the
-// job; another key or an unknown id answers 404 `Job not found.`
+// job; another key or an unknown id answers 404 `Job not found.` (the `ownJob` macro). Handlers refuse by throwing an
+// HttpError; the plugin's onError (src/http/errors.ts) answers it, a store outage (503) and anything else (a logged 500).
 import { Elysia, t } from "elysia";
 import { API_KEY_QUERY_SCHEME, API_KEY_SCHEME } from "../ops/docs.ts";
 import { type CrawlOptions, parseCrawlOptions, parseTargetUrl, redactCrawlOptions } from "../crawler/index.ts";
 import { AUTH_NEEDS_KEY_MESSAGE, type JobCredentials, noJobCredentials } from "./job-credentials.ts";
-import { LINKS_PART, newCallbackSecret, newJobId, type JobStore, type StoredJob } from "./job-store.ts";
+import { LINKS_PART, newCallbackSecret, newJobId, type JobFiles, type JobQueue, type StoredJob } from "./job-store.ts";
 import { partNumber } from "./publish.ts";
 import {
   createJobResponses,
@@ -23,6 +24,8 @@ import {
 } from "./model.ts";
 import { jobEvents } from "./events.ts";
 import { AUTH_FAILED_MESSAGE, type Admitted, type BodyCheck, type OtherTarget } from "../admission/admission.ts";
+import { type KeyIn, ownership } from "../admission/ownership.ts";
+import { answerErrors, HttpError } from "../http/errors.ts";
 import { with429Example } from "../http/openapi.ts";
 import { rateLimitMessage } from "../quota/quota.ts";
 
@@ -40,19 +43,20 @@ const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 export type { Admitted, BodyCheck } from "../admission/admission.ts";
 
 export interface JobsDeps {
-  store: JobStore;
+  /** The queue and the files: what requests read and change. */
+  store: JobQueue & JobFiles;
   now: () => Date;
   /** Step 1 alone: the key's id, or null. */
   authenticate: (request: Request) => Promise<number | null>;
   /**
    * Steps 1-5 of /api/generate with `validateBody` at step 3 and `otherTargets` (callback_url) judged
-   * by the address guard at step 4: admitted, or the response that refused it.
+   * by the address guard at step 4: admitted; else it throws the HttpError that refuses it.
    */
   admit: <T>(
     request: Request,
     validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
     otherTargets?: (value: T) => OtherTarget[],
-  ) => Promise<Admitted<T> | Response>;
+  ) => Promise<Admitted<T>>;
   /** --job-max-pages and --job-queue. */
   maxPages: number;
   /** --host-concurrency: the cap of the body's max_concurrency. */
@@ -68,8 +72,6 @@ export interface JobsDeps {
   cancelled?: (jobId: string) => void;
   /** Where an unexpected failure (a 500) is told, one message, no newline. */
   log: (message: string) => void;
-  /** The answer to an error the store raised (503 while it is busy, unreachable or unusable), or null. */
-  storeError: (error: unknown) => Response | null;
   /** How often the event stream looks at the job (ms); at most 2 s. */
   eventsPollMs?: number;
   /** Aborts at shutdown: event streams end (clients reconnect elsewhere) instead of holding the stop. */
@@ -82,9 +84,6 @@ interface JobBody {
   options: CrawlOptions;
   callbackUrl: string | null;
 }
-
-const fail = (status: number, message: string, headers: Record<string, string> = {}) =>
-  Response.json({ success: false, message }, { status, headers });
 
 /**
  * The job as the API shows it, its reads, lists, events and callbacks alike: `result` or `error`
@@ -172,13 +171,7 @@ export const jobRoutes = (deps: JobsDeps) => {
   const credentials = deps.credentials ?? noJobCredentials;
   const validate = validateJobBody(deps.maxPages, deps.hostConcurrency, deps.renderAvailable, credentials);
 
-  /** The job if this request's key owns it; otherwise the 401 or 404 to answer. */
-  async function ownJob(request: Request, id: string): Promise<StoredJob | Response> {
-    const keyId = await deps.authenticate(request);
-    if (keyId === null) return fail(401, AUTH_FAILED_MESSAGE);
-    const job = await deps.store.get(id);
-    return job && job.keyId === keyId ? job : fail(404, JOB_NOT_FOUND);
-  }
+  const ownJob = ownership({ authenticate: deps.authenticate, load: (id) => deps.store.get(id), notFound: JOB_NOT_FOUND });
 
   /**
    * A cancelled running job once its runner has published its outcome (the result, or the 409 error
@@ -194,68 +187,63 @@ export const jobRoutes = (deps: JobsDeps) => {
     }
   }
 
-  /** Runs a handler; store outages answer 503, anything else a logged 500. */
-  const guard = async (what: string, handler: () => Promise<Response>): Promise<Response> => {
-    try {
-      return await handler();
-    } catch (error) {
-      const answer = deps.storeError(error);
-      if (answer) return answer;
-      deps.log(`${what} failed: ${(error as Error)?.stack ?? error}`);
-      return fail(500, "Internal server error.");
-    }
-  };
-
   return new Elysia({ name: "jobs" })
+    .onError(answerErrors(deps.log))
+    .macro({
+      /** `ownJob: "header"` on a `:id` route: the handler gets `job`, the request's key's own; else 401 or 404. */
+      ownJob: (keyIn: KeyIn) => ({
+        resolve: async ({ request, params }: { request: Request; params: Record<string, string | undefined> }) => ({
+          job: await ownJob(request, params.id ?? "", keyIn),
+        }),
+      }),
+    })
     .post(
       "/api/jobs",
-      ({ request }) =>
-        guard("POST /api/jobs", async () => {
-          // The callback's address is judged at creation, as the target is (and again when sending).
-          const admitted = await deps.admit(request, validate, ({ callbackUrl }) =>
-            callbackUrl ? [{ field: "callback_url", url: new URL(callbackUrl) }] : [],
+      async ({ request }) => {
+        // The callback's address is judged at creation, as the target is (and again when sending).
+        const admitted = await deps.admit(request, validate, ({ callbackUrl }) =>
+          callbackUrl ? [{ field: "callback_url", url: new URL(callbackUrl) }] : [],
+        );
+        const { options, callbackUrl } = admitted.value;
+        const now = deps.now().toISOString();
+        const id = newJobId();
+        const callbackSecret = callbackUrl ? newCallbackSecret() : null;
+        let created: boolean;
+        try {
+          // The row keeps `auth` redacted in its options, and sealed (with this job's id) beside them.
+          const sealed = options.auth ? await credentials.seal(id, options.auth) : null;
+          created = await deps.store.create(
+            {
+              id,
+              keyId: admitted.keyId,
+              url: admitted.sent,
+              options: redactCrawlOptions(options),
+              callbackUrl,
+              callbackSecret,
+              createdAt: now,
+              credentials: sealed,
+            },
+            deps.maxQueued,
           );
-          if (admitted instanceof Response) return admitted;
-          const { options, callbackUrl } = admitted.value;
-          const now = deps.now().toISOString();
-          const id = newJobId();
-          const callbackSecret = callbackUrl ? newCallbackSecret() : null;
-          let created: boolean;
-          try {
-            // The row keeps `auth` redacted in its options, and sealed (with this job's id) beside them.
-            const sealed = options.auth ? await credentials.seal(id, options.auth) : null;
-            created = await deps.store.create(
-              {
-                id,
-                keyId: admitted.keyId,
-                url: admitted.sent,
-                options: redactCrawlOptions(options),
-                callbackUrl,
-                callbackSecret,
-                createdAt: now,
-                credentials: sealed,
-              },
-              deps.maxQueued,
-            );
-          } catch (error) {
-            await admitted.release().catch(() => {});
-            throw error;
-          }
-          if (!created) {
-            const headers = await admitted.release();
-            return fail(503, "The service is busy: too many sitemap jobs are waiting. Try again later.", {
-              ...headers,
-              "Retry-After": String(QUEUE_FULL_RETRY_AFTER_SECONDS),
-            });
-          }
-          deps.wake();
-          const job = (await deps.store.get(id))!;
-          const data = callbackSecret ? { ...jobView(job), callback_secret: callbackSecret } : jobView(job);
-          return Response.json(
-            { success: true, message: "Sitemap job accepted.", data },
-            { status: 202, headers: { ...admitted.headers, Location: `/api/jobs/${id}` } },
-          );
-        }),
+        } catch (error) {
+          await admitted.release().catch(() => {});
+          throw error;
+        }
+        if (!created) {
+          const headers = await admitted.release();
+          throw new HttpError(503, "The service is busy: too many sitemap jobs are waiting. Try again later.", {
+            ...headers,
+            "Retry-After": String(QUEUE_FULL_RETRY_AFTER_SECONDS),
+          });
+        }
+        deps.wake();
+        const job = (await deps.store.get(id))!;
+        const data = callbackSecret ? { ...jobView(job), callback_secret: callbackSecret } : jobView(job);
+        return Response.json(
+          { success: true, message: "Sitemap job accepted.", data },
+          { status: 202, headers: { ...admitted.headers, Location: `/api/jobs/${id}` } },
+        );
+      },
       {
         parse: "none",
         detail: {
@@ -278,22 +266,21 @@ export const jobRoutes = (deps: JobsDeps) => {
     )
     .get(
       "/api/jobs",
-      ({ request }) =>
-        guard("GET /api/jobs", async () => {
-          const keyId = await deps.authenticate(request);
-          if (keyId === null) return fail(401, AUTH_FAILED_MESSAGE);
-          const params = new URL(request.url).searchParams;
-          const limitText = params.get("limit");
-          const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
-          if (limit < 1 || limit > 100) return fail(400, "limit must be an integer from 1 to 100.");
-          const cursor = params.get("cursor");
-          const before = cursor === null || cursor === "" ? null : seqOf(cursor);
-          if (cursor && before === null) return fail(400, "cursor must be a next_cursor from an earlier page.");
-          const rows = await deps.store.list(keyId, limit + 1, before);
-          const page = rows.slice(0, limit);
-          const next = rows.length > limit ? cursorOf(page[page.length - 1]!.seq) : null;
-          return Response.json({ success: true, message: "Jobs listed.", data: { jobs: page.map(jobView), next_cursor: next } });
-        }),
+      async ({ request }) => {
+        const keyId = await deps.authenticate(request);
+        if (keyId === null) throw new HttpError(401, AUTH_FAILED_MESSAGE);
+        const params = new URL(request.url).searchParams;
+        const limitText = params.get("limit");
+        const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
+        if (limit < 1 || limit > 100) throw new HttpError(400, "limit must be an integer from 1 to 100.");
+        const cursor = params.get("cursor");
+        const before = cursor === null || cursor === "" ? null : seqOf(cursor);
+        if (cursor && before === null) throw new HttpError(400, "cursor must be a next_cursor from an earlier page.");
+        const rows = await deps.store.list(keyId, limit + 1, before);
+        const page = rows.slice(0, limit);
+        const next = rows.length > limit ? cursorOf(page[page.length - 1]!.seq) : null;
+        return Response.json({ success: true, message: "Jobs listed.", data: { jobs: page.map(jobView), next_cursor: next } });
+      },
       {
         query: t.Object({
           limit: t.Optional(t.String({ description: "Jobs per page, 1 to 100 (default 20).", examples: ["20"] })),
@@ -302,40 +289,28 @@ export const jobRoutes = (deps: JobsDeps) => {
         detail: { ...secured, summary: "List your jobs, newest first", responses: listJobsResponses },
       },
     )
-    .get(
-      "/api/jobs/:id",
-      ({ request, params }) =>
-        guard("GET /api/jobs/:id", async () => {
-          const job = await ownJob(request, params.id);
-          if (job instanceof Response) return job;
-          return Response.json({ success: true, message: "Job found.", data: jobView(job) });
-        }),
-      { params: idParam, detail: { ...secured, summary: "A job: status, progress, result", responses: getJobResponses } },
-    )
+    .get("/api/jobs/:id", ({ job }) => Response.json({ success: true, message: "Job found.", data: jobView(job) }), {
+      ownJob: "header",
+      params: idParam,
+      detail: { ...secured, summary: "A job: status, progress, result", responses: getJobResponses },
+    })
     .get(
       "/api/jobs/:id/events",
-      ({ request, params }) =>
-        guard("GET /api/jobs/:id/events", async () => {
-          // A browser's EventSource cannot send headers: it may name the key in `api_key` instead
-          // (the request log never records query strings).
-          const queryKey = new URL(request.url).searchParams.get("api_key");
-          const keyed =
-            request.headers.has("x-api-key") || !queryKey ? request : new Request(request.url, { headers: { "x-api-key": queryKey } });
-          const job = await ownJob(keyed, params.id);
-          if (job instanceof Response) return job;
-          return jobEvents(jobView(job), {
-            load: async () => {
-              const current = await deps.store.get(job.id);
-              return current ? jobView(current) : null;
-            },
-            // Final once it has its outcome; a cancelled job's runner publishes it within moments.
-            isFinished: (view) => FINISHED.includes(view.status) && (view.result !== undefined || view.error !== undefined),
-            pollMs: deps.eventsPollMs ?? 1000,
-            signal: deps.stopSignal ? AbortSignal.any([request.signal, deps.stopSignal]) : request.signal,
-            first: jobView(job),
-          });
+      ({ request, job }) =>
+        jobEvents(jobView(job), {
+          load: async () => {
+            const current = await deps.store.get(job.id);
+            return current ? jobView(current) : null;
+          },
+          // Final once it has its outcome; a cancelled job's runner publishes it within moments.
+          isFinished: (view) => FINISHED.includes(view.status) && (view.result !== undefined || view.error !== undefined),
+          pollMs: deps.eventsPollMs ?? 1000,
+          signal: deps.stopSignal ? AbortSignal.any([request.signal, deps.stopSignal]) : request.signal,
+          first: jobView(job),
         }),
       {
+        // A browser's EventSource cannot send headers: it may name the key in `api_key` instead.
+        ownJob: "header or query",
         params: idParam,
         query: t.Object({
           api_key: t.Optional(t.String({ description: "The API key, for clients that cannot send X-API-Key (a browser's EventSource)." })),
@@ -354,28 +329,27 @@ export const jobRoutes = (deps: JobsDeps) => {
     )
     .get(
       "/api/jobs/:id/sitemap.xml",
-      ({ request, params }) =>
-        guard("GET /api/jobs/:id/sitemap.xml", async () => {
-          const job = await ownJob(request, params.id);
-          if (job instanceof Response) return job;
-          const file = job.result && job.status !== "failed" ? await deps.store.getPart(job.id, 0) : null;
-          if (!file) return fail(409, `Job ${job.id} is ${job.status}.`);
-          return xmlFile(file, request);
-        }),
-      { params: idParam, detail: { ...secured, summary: "The job's sitemap (or sitemap index)", responses: sitemapResponses } },
+      async ({ request, job }) => {
+        const file = job.result && job.status !== "failed" ? await deps.store.getPart(job.id, 0) : null;
+        if (!file) throw new HttpError(409, `Job ${job.id} is ${job.status}.`);
+        return xmlFile(file, request);
+      },
+      {
+        ownJob: "header",
+        params: idParam,
+        detail: { ...secured, summary: "The job's sitemap (or sitemap index)", responses: sitemapResponses },
+      },
     )
     .get(
       "/api/jobs/:id/links.json",
-      ({ request, params }) =>
-        guard("GET /api/jobs/:id/links.json", async () => {
-          const job = await ownJob(request, params.id);
-          if (job instanceof Response) return job;
-          if (!job.options.link_report) return fail(404, `Job ${job.id} was run without link_report.`);
-          const file = job.result?.links && job.status !== "failed" ? await deps.store.getPart(job.id, LINKS_PART) : null;
-          if (!file) return fail(404, `Job ${job.id} is ${job.status}.`);
-          return jsonFile(file, request);
-        }),
+      async ({ request, job }) => {
+        if (!job.options.link_report) throw new HttpError(404, `Job ${job.id} was run without link_report.`);
+        const file = job.result?.links && job.status !== "failed" ? await deps.store.getPart(job.id, LINKS_PART) : null;
+        if (!file) throw new HttpError(404, `Job ${job.id} is ${job.status}.`);
+        return jsonFile(file, request);
+      },
       {
+        ownJob: "header",
         params: idParam,
         detail: {
           ...secured,
@@ -388,20 +362,18 @@ export const jobRoutes = (deps: JobsDeps) => {
     )
     .get(
       "/api/jobs/:id/:part",
-      ({ request, params }) =>
-        guard("GET /api/jobs/:id/:part", async () => {
-          const job = await ownJob(request, params.id);
-          if (job instanceof Response) return job;
-          const gzipped = job.options.gzip_files === true;
-          const n = partNumber(params.part, gzipped);
-          const parts = job.result?.sitemap_parts ?? 0;
-          const file = n !== null && n <= parts ? await deps.store.getPart(job.id, n) : null;
-          if (!file) return fail(404, `Not found: ${new URL(request.url).pathname}`);
-          // gzip_files: the part is a .gz file, served as the stored bytes.
-          if (gzipped) return new Response(file as Uint8Array<ArrayBuffer>, { headers: { "content-type": "application/gzip" } });
-          return xmlFile(file, request);
-        }),
+      async ({ request, params, job }) => {
+        const gzipped = job.options.gzip_files === true;
+        const n = partNumber(params.part, gzipped);
+        const parts = job.result?.sitemap_parts ?? 0;
+        const file = n !== null && n <= parts ? await deps.store.getPart(job.id, n) : null;
+        if (!file) throw new HttpError(404, `Not found: ${new URL(request.url).pathname}`);
+        // gzip_files: the part is a .gz file, served as the stored bytes.
+        if (gzipped) return new Response(file as Uint8Array<ArrayBuffer>, { headers: { "content-type": "application/gzip" } });
+        return xmlFile(file, request);
+      },
       {
+        ownJob: "header",
         params: t.Object({
           id: t.String({ description: "The job id." }),
           part: t.String({
@@ -418,31 +390,29 @@ export const jobRoutes = (deps: JobsDeps) => {
     )
     .delete(
       "/api/jobs/:id",
-      ({ request, params }) =>
-        guard("DELETE /api/jobs/:id", async () => {
-          const job = await ownJob(request, params.id);
-          if (job instanceof Response) return job;
-          if (FINISHED.includes(job.status)) {
-            await deps.store.remove(job.id);
-            return Response.json({ success: true, message: "Job deleted." });
-          }
-          const now = deps.now().toISOString();
-          // A queued job listed nothing: it ends with the 409 error at once. A running one's runner
-          // stops its crawl and publishes what it found (on whichever instance runs it).
-          const before = await deps.store.cancel(job.id, now, CANCELLED_EMPTY);
-          if (before === null) return fail(404, JOB_NOT_FOUND);
-          if (before === "running") deps.cancelled?.(job.id);
-          if (FINISHED.includes(before)) {
-            // It finished meanwhile: DELETE of a finished job deletes it.
-            await deps.store.remove(job.id);
-            return Response.json({ success: true, message: "Job deleted." });
-          }
-          // A running job's runner (here or on another instance) stops its crawl and publishes what
-          // it found within moments: the answer waits for that, so it holds the result or the error.
-          const current = before === "running" ? await outcomeOf(job.id) : await deps.store.get(job.id);
-          return Response.json({ success: true, message: "Job cancelled.", data: current ? jobView(current) : undefined });
-        }),
+      async ({ job }) => {
+        if (FINISHED.includes(job.status)) {
+          await deps.store.remove(job.id);
+          return Response.json({ success: true, message: "Job deleted." });
+        }
+        const now = deps.now().toISOString();
+        // A queued job listed nothing: it ends with the 409 error at once. A running one's runner
+        // stops its crawl and publishes what it found (on whichever instance runs it).
+        const before = await deps.store.cancel(job.id, now, CANCELLED_EMPTY);
+        if (before === null) throw new HttpError(404, JOB_NOT_FOUND);
+        if (before === "running") deps.cancelled?.(job.id);
+        if (FINISHED.includes(before)) {
+          // It finished meanwhile: DELETE of a finished job deletes it.
+          await deps.store.remove(job.id);
+          return Response.json({ success: true, message: "Job deleted." });
+        }
+        // A running job's runner (here or on another instance) stops its crawl and publishes what
+        // it found within moments: the answer waits for that, so it holds the result or the error.
+        const current = before === "running" ? await outcomeOf(job.id) : await deps.store.get(job.id);
+        return Response.json({ success: true, message: "Job cancelled.", data: current ? jobView(current) : undefined });
+      },
       {
+        ownJob: "header",
         params: idParam,
         detail: { ...secured, summary: "Cancel a running job, or delete a finished one", responses: deleteJobResponses },
       },

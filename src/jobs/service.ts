@@ -44,7 +44,6 @@ export interface JobServiceDeps {
   background: JobStore;
   authenticate: JobsDeps["authenticate"];
   admit: JobsDeps["admit"];
-  storeError: JobsDeps["storeError"];
   log: (message: string) => void;
   resolve?: Resolver;
   /** The server's one network, shared with /api/generate's crawls; a service made alone has its own. */
@@ -130,7 +129,6 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
     freeDailyLimit: config.freeDailyLimit,
     wake: () => runner.wake(),
     cancelled: (id) => runner.cancel(id),
-    storeError: deps.storeError,
     log: deps.log,
     stopSignal: stopping.signal,
     credentials,

@@ -15,7 +15,7 @@ import {
   recordExclusion,
   type SitemapEntry,
 } from "../crawler/index.ts";
-import type { CrawlFacts, FrontierUrl, JobStore, StoredEntry } from "./job-store.ts";
+import type { CrawlFacts, FrontierUrl, JobCrawlState, JobQueue, StoredEntry } from "./job-store.ts";
 import type { JobProgress } from "./model.ts";
 import { BloomFilter } from "./bloom.ts";
 import { storedEntries } from "./publish.ts";
@@ -46,7 +46,7 @@ export const defaultStoreStateOptions: StoreStateOptions = {
 
 export interface Lease {
   /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled); throws when the store failed. */
-  checkpoint: (batch: Parameters<JobStore["checkpoint"]>[4]) => Promise<boolean>;
+  checkpoint: (batch: Parameters<JobCrawlState["checkpoint"]>[4]) => Promise<boolean>;
   /** Called once when a checkpoint finds the lease lost, or is given up: the runner stops the crawl. */
   lost: () => void;
   /**
@@ -89,7 +89,7 @@ export class StoreCrawlState implements CrawlState {
   private readonly links: StoreLinkLedger | null;
 
   constructor(
-    private readonly store: JobStore,
+    private readonly store: JobCrawlState & Pick<JobQueue, "get">,
     private readonly jobId: string,
     private readonly lease: Lease,
     private readonly options: StoreStateOptions = defaultStoreStateOptions,

@@ -12,7 +12,7 @@
 // memory errs towards counting: a needless row is never reported (it has no fate), a missed
 // referrer would be.
 import { BloomFilter } from "./bloom.ts";
-import type { JobStore, LinkCheckpoint } from "./job-store.ts";
+import type { JobCrawlState, LinkCheckpoint } from "./job-store.ts";
 import { addReferrer, isReferrerLink, type LinkFacts, type LinkVerdict, LISTED } from "../crawler/index.ts";
 
 /** A URL's status in the cache: its links are counted (pending, bad, a sitemap URL) or not (fine). */
@@ -35,7 +35,7 @@ export class StoreLinkLedger {
   private sitemapUrls = 0;
 
   constructor(
-    private readonly store: JobStore,
+    private readonly store: JobCrawlState,
     private readonly jobId: string,
     private readonly options: LinkLedgerOptions,
   ) {

@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../config/version.ts";
+import { HttpError } from "../http/errors.ts";
 
 const ASSETS = "/swagger/assets";
 
@@ -78,9 +79,9 @@ export const docs = ({ freeDailyLimit }: DocsOptions) =>
     )
     .get(
       `${ASSETS}/:name`,
-      ({ params, status, set }) => {
+      ({ params, set }) => {
         const asset = assets.get(params.name);
-        if (!asset) return status(404, { success: false, message: `Not found: ${ASSETS}/${params.name}` });
+        if (!asset) throw new HttpError(404, `Not found: ${ASSETS}/${params.name}`);
         set.headers["content-type"] = asset.type;
         set.headers["cache-control"] = "public, max-age=86400";
         return Bun.file(asset.file);

@@ -4,9 +4,10 @@
 
 import { Elysia } from "elysia";
 import { BadBodyError, PayloadTooLargeError, readParsedBody } from "../http/body.ts";
+import { passwordErrorBody } from "../http/errors.ts";
 import { passwordPostResponses, passwordQueryParameters, passwordRequestBody, passwordResponses } from "./model.ts";
 import { createRandom } from "./random.ts";
-import { generateFromFields, type PasswordFailure, type PasswordResult } from "./service.ts";
+import { generateFromFields, type PasswordResult } from "./service.ts";
 import { OPEN_ENDPOINT } from "../http/openapi.ts";
 
 const BODY_LIMIT = 64 * 1024;
@@ -30,8 +31,6 @@ function queryFields(url: string): Record<string, unknown> {
 export function passwordFromQuery(url: string): PasswordResult {
   return generateFromFields(queryFields(url), random);
 }
-
-const failure = (error: string): PasswordFailure => ({ success: false, error });
 
 type PostFields = { ok: true; fields: Record<string, unknown> } | { ok: false; status: 400 | 413; error: string };
 
@@ -85,7 +84,7 @@ export const passwordRoutes = new Elysia({ name: "password" })
     "/api.php",
     async ({ request, status }) => {
       const read = await postFields(request);
-      if (!read.ok) return status(read.status, failure(read.error));
+      if (!read.ok) return status(read.status, passwordErrorBody(read.error));
       const result = generateFromFields(read.fields, random);
       return result.status === 200 ? result.body : status(result.status, result.body);
     },

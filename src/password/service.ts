@@ -22,6 +22,7 @@ import {
 } from "./params.ts";
 import { generatePassphrase, passphraseEntropyBits } from "./passphrase.ts";
 import type { Random } from "./random.ts";
+import { passwordErrorBody } from "../http/errors.ts";
 
 export interface PasswordParameters {
   requested_length: number;
@@ -184,7 +185,7 @@ function generateOne(alphabet: Alphabet, length: number, method: Method, random:
   }
 }
 
-const failure = (error: string): PasswordResult => ({ status: 400, body: { success: false, error } });
+const failure = (error: string): PasswordResult => ({ status: 400, body: passwordErrorBody(error) });
 
 function passwordResult(request: Extract<GenerationRequest, { type: "password" }>, random: Random): PasswordResult {
   const { options, count } = request;

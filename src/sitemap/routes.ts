@@ -1,9 +1,10 @@
 // POST /api/generate: the contract's checks in order (key, body, URL, target, quota, capacity,
-// crawl), each answering with its exact status and message.
+// crawl), each answering with its exact status and message: a refusal is an HttpError, answered by the
+// plugin's onError (src/http/errors.ts) with the quota headers of an admitted request.
 import { Elysia } from "elysia";
-import { storeErrorResponse } from "../http/store-errors.ts";
+import { answerErrors, HttpError } from "../http/errors.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
-import { createAdmission, fail, type AdmissionDeps, type Admitted, type BodyCheck } from "../admission/admission.ts";
+import { createAdmission, type AdmissionDeps, type Admitted, type BodyCheck } from "../admission/admission.ts";
 import { type CrawlOptions, type CrawlResult, crawlErrorAnswer, crawlReport, parseCrawlOptions } from "../crawler/index.ts";
 import { type CrawlSlots, ServiceBusyError } from "./crawl-slots.ts";
 import { GenerateRequest, generateResponses } from "./model.ts";
@@ -40,7 +41,7 @@ async function crawlFor(request: Request, deps: SitemapDeps, admitted: Admitted<
   } catch (error) {
     if (!(error instanceof ServiceBusyError)) throw error;
     const restored = await admitted.release();
-    return fail(503, error.message, { ...restored, "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) });
+    throw new HttpError(503, error.message, { ...restored, "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) });
   }
 
   // 7. The crawl.
@@ -53,7 +54,7 @@ async function crawlFor(request: Request, deps: SitemapDeps, admitted: Admitted<
     );
   } catch (error) {
     const answer = crawlErrorAnswer(error, admitted.sent);
-    if (answer) return fail(answer.status, answer.message, headers);
+    if (answer) throw new HttpError(answer.status, answer.message, headers);
     throw error;
   } finally {
     releaseSlot();
@@ -62,30 +63,22 @@ async function crawlFor(request: Request, deps: SitemapDeps, admitted: Admitted<
 
 export const sitemapRoutes = (deps: SitemapDeps) => {
   const admission = createAdmission(deps);
-  return new Elysia({ name: "sitemap" }).post(
+  return new Elysia({ name: "sitemap" }).onError(answerErrors(deps.log)).post(
     "/api/generate",
-    async ({ request }) => {
-      let admitted: Admitted<CrawlOptions> | undefined;
-      try {
-        const outcome = await admission.admit(request, (body): BodyCheck<CrawlOptions> => {
-          const parsed = parseCrawlOptions(body, {
-            maxPagesCap: deps.maxPages,
-            hostConcurrency: deps.hostConcurrency,
-            renderAvailable: deps.renderAvailable,
-            ignoreNeedsAuth: true,
-          });
-          return parsed.ok ? { ok: true, value: parsed.options } : parsed;
+    async ({ request, set }) => {
+      const admitted = await admission.admit(request, (body): BodyCheck<CrawlOptions> => {
+        const parsed = parseCrawlOptions(body, {
+          maxPagesCap: deps.maxPages,
+          hostConcurrency: deps.hostConcurrency,
+          renderAvailable: deps.renderAvailable,
+          ignoreNeedsAuth: true,
         });
-        if (outcome instanceof Response) return outcome;
-        admitted = outcome;
-        return await crawlFor(request, deps, admitted);
-      } catch (error) {
-        // The store busy, unreachable or unusable: 503, the request not counted (it failed before or at admission).
-        const unavailable = storeErrorResponse(error, admitted?.headers);
-        if (unavailable) return unavailable;
-        deps.log(`POST /api/generate failed: ${(error as Error)?.stack ?? error}`);
-        return fail(500, "Internal server error.", admitted?.headers);
-      }
+        return parsed.ok ? { ok: true, value: parsed.options } : parsed;
+      });
+      // From here every answer carries the quota headers, a 500 or a store's 503 included (the
+      // answer's own headers win: a 503 for capacity sends those after giving the admission back).
+      Object.assign(set.headers, admitted.headers);
+      return await crawlFor(request, deps, admitted);
     },
     {
       // The handler reads the body itself, after the key check and with a size cap.

@@ -7,9 +7,10 @@ import { openDatabase } from "../../src/db/sqlite/database.ts";
 import { createKey } from "../../src/db/sqlite/keys.ts";
 import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { createSqliteStore } from "../../src/db/sqlite/store.ts";
-import { storeErrorResponse } from "../../src/http/store-errors.ts";
 import { jobRoutes } from "../../src/jobs/routes.ts";
 import { createSitemapService } from "../../src/sitemap/service.ts";
+import { StoreUnavailableError } from "../../src/http/store-errors.ts";
+import type { JobQueue } from "../../src/jobs/job-store.ts";
 import type { Resolver } from "../../src/crawler/index.ts";
 
 /** site.example.test and hooks.public.test are public; hooks.example.test resolves to a private address. */
@@ -58,7 +59,6 @@ function setup(allowPrivateTargets = false) {
     log: (message) => {
       throw new Error(`unexpected log: ${message}`);
     },
-    storeError: (error) => storeErrorResponse(error),
   });
   const create = (body: Record<string, unknown>) =>
     app.handle(
@@ -125,5 +125,97 @@ describe("POST /api/jobs: callback_url through the address guard at creation (st
     const { create } = setup(true);
     const res = await create({ url: "http://127.0.0.1:8080/", callback_url: "http://127.0.0.1:9090/hook" });
     expect(res.status).toBe(202);
+  });
+});
+
+/**
+ * The jobs plugin alone (no app around it): its own onError answers what its handlers and its
+ * `ownJob` macro throw. `get`, when given, stands in for the store's read of one job.
+ */
+function ownedJobRoutes(get?: JobQueue["get"]) {
+  const now = new Date("2026-11-21T10:00:00.000Z");
+  const db = openDatabase(":memory:", sqliteMigrations);
+  const store = createSqliteStore(db, ":memory:");
+  const created = createKey(db, { name: "free", dailyLimit: null }, now);
+  const other = createKey(db, { name: "other", dailyLimit: null }, now);
+  const logged: string[] = [];
+  const admission = createAdmission({
+    keys: store.keys,
+    quota: store.quota,
+    now: () => now,
+    clientIp: () => "198.51.100.7",
+    freeDailyLimit: 5,
+    checkTarget: async () => {},
+  });
+  const app = jobRoutes({
+    hostConcurrency: 4,
+    renderAvailable: false,
+    store: get ? { ...store.jobs, get } : store.jobs,
+    now: () => now,
+    authenticate: admission.authenticate,
+    admit: admission.admit,
+    maxPages: 1_000,
+    maxQueued: 10,
+    freeDailyLimit: 5,
+    wake: () => {},
+    log: (message) => logged.push(message),
+  });
+  const call = (path: string, headers: Record<string, string> = { "x-api-key": created.key }) =>
+    app.handle(new Request(`http://localhost${path}`, { headers }));
+  const addJob = (id: string) =>
+    store.jobs.create(
+      {
+        id,
+        keyId: created.record.id,
+        url: "https://site.example.test/",
+        options: {} as never,
+        callbackUrl: null,
+        callbackSecret: null,
+        createdAt: now.toISOString(),
+      },
+      10,
+    );
+  return { key: created.key, otherKey: other.key, call, logged, addJob };
+}
+
+describe("job routes: errors answer through the plugin's onError", () => {
+  test("a store that cannot answer: 503 naming the problem, Retry-After 2, nothing logged", async () => {
+    const { call, logged } = ownedJobRoutes(async () => {
+      throw new StoreUnavailableError("busy");
+    });
+    const res = await call("/api/jobs/j1");
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("2");
+    expect(await res.json()).toEqual({ success: false, message: "Service temporarily unavailable: the database is busy." });
+    expect(logged).toEqual([]);
+  });
+
+  test("anything unexpected: 500 without internals, logged once with what failed", async () => {
+    const { call, logged } = ownedJobRoutes(async () => {
+      throw new Error("disk on fire");
+    });
+    const res = await call("/api/jobs/j1/sitemap.xml");
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ success: false, message: "Internal server error." });
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toStartWith("GET /api/jobs/j1/sitemap.xml failed: Error: disk on fire");
+  });
+
+  test("ownership: no key 401, another key's job 404; `?api_key=` is a key only for the event stream", async () => {
+    const { key, otherKey, call, addJob } = ownedJobRoutes();
+    expect(await addJob("j1")).toBe(true);
+    expect((await call("/api/jobs/j1")).status).toBe(200);
+    const noKey = await call("/api/jobs/j1", {});
+    expect(noKey.status).toBe(401);
+    expect(await noKey.json()).toEqual({ success: false, message: "Authentication failed. Invalid or missing API key." });
+    for (const res of [await call("/api/jobs/j1", { "x-api-key": otherKey }), await call("/api/jobs/j2")]) {
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({ success: false, message: "Job not found." });
+    }
+    expect((await call(`/api/jobs/j1?api_key=${key}`, {})).status).toBe(401);
+    const events = await call(`/api/jobs/j1/events?api_key=${key}`, {});
+    expect(events.status).toBe(200);
+    expect(events.headers.get("content-type")).toStartWith("text/event-stream");
+    await events.body?.cancel();
   });
 });
