@@ -1,5 +1,8 @@
 // Bounded body reads: an untrusted body is never read whole (Bun's fetch has no decompressed-size cap).
 import { untilAborted } from "./abort.ts";
+import { BODY_IN_MEMORY } from "./http1/buffered-response.ts";
+
+export { BODY_IN_MEMORY };
 
 export interface CappedBody {
   bytes: Uint8Array;
@@ -72,9 +75,6 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
   return { bytes: buffer.subarray(0, size), overflow };
 }
 
-/** Marks a Response whose body is in memory already (http-client.ts's BufferedResponse). */
-export const BODY_IN_MEMORY = Symbol("body in memory");
-
 /** The first buffer of a body of unknown length; it doubles as needed, up to the cap. */
 const INITIAL_BUFFER = 64 * 1024;
 
@@ -91,16 +91,4 @@ export function discardBody(res: Response): void {
   // A body read already has nothing to release; asking for its stream would make one.
   if (res.bodyUsed) return;
   if (res.body !== null && !res.body.locked) void res.body.cancel().catch(() => {});
-}
-
-/** `chunks` (of `size` bytes in all) as one array; a single chunk as it is. */
-export function concatBytes(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }

@@ -1,5 +1,7 @@
 // A Response whose body is in memory already, handed over without a copy.
-import { BODY_IN_MEMORY } from "../body.ts";
+
+/** Marks a Response whose body is in memory already (BufferedResponse): body.ts reads it without a reader or a copy. */
+export const BODY_IN_MEMORY = Symbol("body in memory");
 
 /** What BufferedResponse keeps of Response's own members. */
 interface ResponseFields {

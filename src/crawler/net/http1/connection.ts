@@ -5,7 +5,6 @@
 // they came off the socket: no stream, no copy); a longer one as a stream that pauses the socket
 // while its reader is behind, and whose cancel closes the connection.
 import type { Socket, SocketHandler } from "bun";
-import { concatBytes } from "../body.ts";
 import { BufferedResponse } from "./buffered-response.ts";
 import { contentCodings, decodeStream, decodeSync, erroredStream } from "./decode.ts";
 import { decodeError, HttpClientError, headersTooLarge, malformed } from "./errors.ts";
@@ -750,4 +749,16 @@ function chunkSize(line: string): number {
   const digits = trimOws(trimCr(semicolon < 0 ? line : line.slice(0, semicolon)));
   if (!/^[0-9a-fA-F]{1,13}$/.test(digits.replace(/^0+(?=.)/, ""))) return -1;
   return parseInt(digits, 16);
+}
+
+/** `chunks` (of `size` bytes in all) as one array; a single chunk as it is. */
+export function concatBytes(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
 }
