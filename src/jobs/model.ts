@@ -56,6 +56,8 @@ export interface Job {
   progress: JobProgress;
   result?: JobResult;
   error?: JobError;
+  /** A site's run: the site's id. */
+  site_id?: string;
 }
 
 export const emptyProgress = (): JobProgress => ({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 });
@@ -185,6 +187,7 @@ export const JobModel = t.Object({
   finished_at: nullableDate,
   progress: JobProgressModel,
   result: t.Optional(JobResultModel),
+  site_id: t.Optional(t.String({ description: "When the job is a site's run: the site's id (GET /api/sites/{id})." })),
   error: t.Optional(
     t.Object(
       { status: t.Union([t.Literal(400), t.Literal(409), t.Literal(422), t.Literal(429), t.Literal(502)]), message: t.String() },

@@ -102,6 +102,7 @@ export function jobView(job: StoredJob): Job {
   };
   if (job.result) view.result = job.result;
   if (job.error) view.error = job.error;
+  if (job.siteId) view.site_id = job.siteId;
   return view;
 }
 

@@ -4,7 +4,7 @@
 import type { SQL } from "bun";
 import type { ChangeCounts, ChangeKind } from "../../sites/site.ts";
 import type { RunStart, RunStarted, SiteStore } from "../../sites/site-store.ts";
-import { PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
+import { NEW_JOB_PROGRESS, PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
 import type { PgAccess } from "./database.ts";
 
 /** Page rows per multi-row statement: 11 parameters each stays far under PostgreSQL's 65,535. */
@@ -128,7 +128,7 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
               job.callbackUrl,
               job.callbackSecret,
               job.createdAt,
-              JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+              NEW_JOB_PROGRESS,
               failed ? null : (job.credentials ?? null),
               siteId,
               failed ? JSON.stringify(failed.error) : null,

@@ -4,7 +4,7 @@
 import type { Database } from "bun:sqlite";
 import type { ChangeCounts, ChangeKind } from "../../sites/site.ts";
 import type { RunStart, SiteStore } from "../../sites/site-store.ts";
-import { PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
+import { NEW_JOB_PROGRESS, PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
 import type { SqliteAccess } from "./database.ts";
 
 export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
@@ -123,7 +123,7 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
               job.callbackUrl,
               job.callbackSecret,
               job.createdAt,
-              JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+              NEW_JOB_PROGRESS,
               failed ? null : (job.credentials ?? null),
               siteId,
               failed ? JSON.stringify(failed.error) : null,
