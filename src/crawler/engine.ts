@@ -18,6 +18,7 @@ import type { Browser } from "./render/browser.ts";
 import { BrowserStartError } from "./render/browser.ts";
 import { RenderError, renderPage } from "./render/render.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
+import { pageLastmod } from "./html/page-date.ts";
 import { timerDelay } from "./net/abort.ts";
 import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
 import { ALLOW_ALL, fetchRobots, RobotsUnreachableError, type RobotsRules } from "./robots/robots.ts";
@@ -70,6 +71,8 @@ export interface RunOptions {
   /** Called every `progressEveryMs` while the crawl runs, and once at its end. */
   onProgress?: (progress: CrawlProgress) => void;
   progressEveryMs?: number;
+  /** Each listed page's entry carries its fingerprint (html/fingerprint.ts), for a site's change set. */
+  fingerprint?: boolean;
 }
 
 /** How a crawl ended; its entries and exclusions are in the state. */
@@ -199,6 +202,7 @@ export async function runCrawl(
     state,
     crawlOptions,
     startUrl,
+    options.fingerprint === true,
   );
   const report = () => options.onProgress?.(crawl.progress());
   const ticker = options.onProgress ? setInterval(report, options.progressEveryMs ?? PROGRESS_EVERY_MS) : undefined;
@@ -287,7 +291,7 @@ class Crawl {
   /** link_report: records carry LinkFacts (links/). */
   private readonly linkReport: boolean;
   /** What extractPage gathers beside links. */
-  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean };
+  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean; fingerprint: boolean };
   /** The start page's URL after redirects and the URLs that redirected to it: sitemap seeds' known outcomes. */
   private startChain: readonly string[] = [];
   private startPage = "";
@@ -299,12 +303,13 @@ class Crawl {
     private readonly state: CrawlState,
     private readonly options: CrawlOptions,
     startUrl: string,
+    fingerprint: boolean,
   ) {
     this.started = deps.now();
     this.filter = createUrlFilter(options);
     this.strip = (url) => (url === null ? null : this.filter.strip(url));
     this.linkReport = options.link_report;
-    this.extract = { alternates: options.alternates, images: options.images, nofollow: options.link_report };
+    this.extract = { alternates: options.alternates, images: options.images, nofollow: options.link_report, fingerprint };
     this.productToken = deps.userAgent.split("/")[0]!;
     const headers = { "User-Agent": deps.userAgent, Accept: ACCEPT };
     this.connection =
@@ -746,8 +751,9 @@ class Crawl {
     else if (canonical !== null && canonical !== url) exclusion = "canonical";
     // `include` limits the listing only: the page's links are followed all the same.
     else if (!this.filter.included(url)) exclusion = "filtered";
-    const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(headers, this.deps.now()) };
+    const entry: SitemapEntry = { loc: url, lastmod: pageLastmod(facts.ownDates, headers, this.deps.now()) };
     if (entry.lastmod === undefined) delete entry.lastmod;
+    if (facts.fingerprint !== undefined) entry.fingerprint = facts.fingerprint;
     if (facts.alternates) entry.alternates = facts.alternates;
     if (facts.images) entry.images = facts.images;
     return {

@@ -103,3 +103,5 @@ export { createGuardedFetch, type Send } from "./net/guarded-fetch.ts";
 export { INVALID_URL_MESSAGE, parseTargetUrl } from "./url/target-url.ts";
 export { writeSitemap, type PartLimits, type SitemapSink, type WrittenSitemap } from "./output/sitemap-writer.ts";
 export type { SitemapEntry } from "./output/xml.ts";
+export { fingerprintOf } from "./html/fingerprint.ts";
+export { pageLastmod, readW3cDate, type OwnDates } from "./html/page-date.ts";

@@ -11,8 +11,13 @@ export interface Alternate {
 
 export interface SitemapEntry {
   loc: string;
-  /** W3C datetime, from the page's Last-Modified. */
+  /**
+   * W3C datetime: the page's own date (html/page-date.ts: article:modified_time, JSON-LD
+   * dateModified, then a plausible Last-Modified), or none.
+   */
   lastmod?: string;
+  /** The page's fingerprint (html/fingerprint.ts), when the crawl asked for it; not written to the XML. */
+  fingerprint?: string;
   /** Only with the alternates option. */
   alternates?: Alternate[];
   /** Normalised absolute image URLs; only with the images option. */
