@@ -2,14 +2,17 @@
 // over the crawl section's generated site (site.ts), without and with `fingerprint`, in alternating
 // rounds so that the shared machine's load falls on both alike. `--base DIR` adds the default path of
 // another checkout's sources (DIR/src/crawler/html/links.ts), to compare the default path before and
-// after a change.
+// after a change. `--crawl` measures whole crawls instead: the site served by static-server.ts in a
+// child process, crawled in this one through the service's network (createCrawlNetwork: address
+// guard, politeness, the HTTP client) into a MemoryCrawlState, CPU µs a page of this process.
 //
 //   bun scripts/bench/fingerprint-cost.ts [--pages 2000] [--rounds 6] [--seconds 1] [--base /tmp/other]
+//   bun scripts/bench/fingerprint-cost.ts --crawl [--pages 2000] [--rounds 6]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { defaultCrawlLimits } from "../../src/crawler/index.ts";
+import { createCrawlNetwork, defaultCrawlLimits, MemoryCrawlState, runCrawl } from "../../src/crawler/index.ts";
 import { decodeHtml, extractPage } from "../../src/crawler/html/links.ts";
 import { generateSite } from "./site.ts";
 
@@ -19,8 +22,14 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "6" },
     seconds: { type: "string", default: "1" },
     base: { type: "string" },
+    crawl: { type: "boolean", default: false },
   },
 });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+if (values.crawl) {
+  await crawls(Number(values.pages), Number(values.rounds));
+  process.exit(0);
+}
 const dir = mkdtempSync(join(tmpdir(), "fingerprint-cost-"));
 const { paths } = generateSite(dir, Number(values.pages));
 const pages = paths.slice(0, 1000).map((path) => ({
@@ -63,10 +72,48 @@ for (let round = 0; round < Number(values.rounds); round++) {
     figures.get(name)!.push(measure(extract, fingerprint, Number(values.seconds)));
   }
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 for (const [name, xs] of figures) {
   console.log(`${name}: median ${median(xs).toFixed(2)} µs a page (${xs.map((x) => x.toFixed(1)).join(", ")})`);
 }
 console.log(`fingerprint ÷ default: ${(median(figures.get("fingerprint")!) / median(figures.get("default")!)).toFixed(3)}`);
 if (values.base !== undefined)
   console.log(`default ÷ base default: ${(median(figures.get("default")!) / median(figures.get("base default")!)).toFixed(3)}`);
+
+/** Whole crawls of the generated site with and without fingerprints, alternating which goes first. */
+async function crawls(pageCount: number, rounds: number): Promise<void> {
+  const siteDir = mkdtempSync(join(tmpdir(), "fingerprint-cost-"));
+  generateSite(siteDir, pageCount);
+  const server = Bun.spawn([process.execPath, join(import.meta.dir, "static-server.ts"), siteDir], { stdout: "pipe", stderr: "inherit" });
+  try {
+    const reader = server.stdout.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const { address } = JSON.parse(first.split("\n")[0]!) as { address: string };
+    const network = createCrawlNetwork({
+      policy: { allowPrivate: true, allowTargets: [] },
+      politeness: { hostConcurrency: 8, hostDelayMs: 0 },
+    });
+    const deps = { fetch: network, now: Date.now, userAgent: "genapi/bench" };
+    const limits = { ...defaultCrawlLimits, maxPages: pageCount * 2 };
+    const one = async (fingerprint: boolean) => {
+      const cpuBefore = process.cpuUsage();
+      const run = await runCrawl(`${address}/`, new MemoryCrawlState(), limits, deps, { fingerprint });
+      const cpu = process.cpuUsage(cpuBefore);
+      Bun.gc(true);
+      return (cpu.user + cpu.system) / run.pagesCrawled;
+    };
+    await one(false); // warm-up
+    const figures: Record<"default" | "fingerprint", number[]> = { default: [], fingerprint: [] };
+    for (let round = 0; round < rounds; round++) {
+      for (const fingerprint of round % 2 === 0 ? [false, true] : [true, false]) {
+        figures[fingerprint ? "fingerprint" : "default"].push(await one(fingerprint));
+      }
+    }
+    for (const [name, xs] of Object.entries(figures)) {
+      console.log(`crawl ${name}: median ${median(xs).toFixed(1)} µs a page (${xs.map((x) => x.toFixed(0)).join(", ")})`);
+    }
+    console.log(`crawl fingerprint ÷ default: ${(median(figures.fingerprint) / median(figures.default)).toFixed(3)}`);
+  } finally {
+    server.kill();
+    rmSync(siteDir, { recursive: true });
+  }
+}

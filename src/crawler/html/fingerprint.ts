@@ -12,13 +12,15 @@
 // 64 bits as 16 hex digits: a site's store keeps one per URL, compared only with that URL's last
 // one, so a change passes unseen with probability 2^-64.
 //
-// Measured on the bench site's 23 KB pages (about 20 KB of main text in 60 nodes), CPU µs a page:
-// joining the nodes and collapsing with `replace(/\s+/g, " ")` 85; with a regular expression that
-// matches only runs to change 31; a JavaScript loop hashing character by character 43; slicing each
-// node and hashing it natively 7.3. So a node is collapsed only when a native search finds something
-// to collapse, and is never joined to the others. Per page, the 77 nodes' hashes cost 4.7 with
-// XXH3, 5.5 with XXH64; testing each node with one regular expression for what to collapse 17.7,
-// with five `includes` 5.1.
+// Measured on the bench site's 23 KB pages (about 21 KB of main text in 77 nodes, 39 of them not
+// whitespace only), CPU µs a page: joining the nodes and collapsing with `replace(/\s+/g, " ")` 85;
+// with a regular expression that matches only the runs to change 31; a JavaScript loop hashing
+// character by character 43; testing each node with one regular expression for what to collapse
+// 17.7. Each native pass over the text costs 2.5-3.6 (XXH3 chained 3.6, XXH64 5.5, one `includes`
+// per node 2.5-2.9), so what a node may need is looked for once in the whole stretch of the nodes
+// first, and a node is searched, collapsed or decoded only for what the stretch holds; nodes are
+// never joined (a join costs 6-8). fingerprintOf: 8.3 a page (9.9 with every search per node); the
+// scanner's text mode adds 0.6 to its 8.
 import { decodeHTML } from "entities";
 import type { PageText } from "./tag-scanner.ts";
 
@@ -27,12 +29,17 @@ export function fingerprintOf(text: PageText): string {
   let hash = Bun.hash.xxHash3(canonical(text.title));
   const { html, nodes } = text;
   if (nodes.length === 0) return hex(hash);
-  // What is rare in a page's text is looked for once in the whole stretch of the nodes, not in each.
+  // What is looked for in each node is first looked for once in the whole stretch of the nodes: a
+  // search of one long string is cheaper than one of each node, and most pages lack most of it.
   const stretch = html.slice(nodes[0], nodes[nodes.length - 1]);
-  const references = stretch.includes("&");
-  const rareSpaces = stretch.includes("\t") || stretch.includes("\r") || stretch.includes("\f");
+  const look: Look = {
+    references: stretch.includes("&"),
+    doubleSpaces: stretch.includes("  "),
+    newlines: stretch.includes("\n"),
+    rareSpaces: stretch.includes("\t") || stretch.includes("\r") || stretch.includes("\f"),
+  };
   for (let k = 0; k < nodes.length; k += 2) {
-    const node = canonicalRange(html, nodes[k]!, nodes[k + 1]!, references, rareSpaces);
+    const node = canonicalRange(html, nodes[k]!, nodes[k + 1]!, look);
     if (node !== "") hash = Bun.hash.xxHash3(node, hash);
   }
   return hex(hash);
@@ -44,22 +51,30 @@ function hex(hash: bigint): string {
 
 /** A text node or title as the fingerprint reads it: references decoded, ASCII whitespace trimmed and collapsed. */
 export function canonical(raw: string): string {
-  return canonicalRange(raw, 0, raw.length, true, true);
+  return canonicalRange(raw, 0, raw.length, LOOK_FOR_ALL);
 }
 
-/**
- * canonical(html.slice(start, end)), with no slice for a node of whitespace only, and no search for
- * what the caller knows is not there (`references`: "&"; `rareSpaces`: tab, CR, FF).
- */
-function canonicalRange(html: string, start: number, end: number, references: boolean, rareSpaces: boolean): string {
+/** What may be in a node: "&", two spaces, LF, and tab, CR or FF. */
+interface Look {
+  references: boolean;
+  doubleSpaces: boolean;
+  newlines: boolean;
+  rareSpaces: boolean;
+}
+const LOOK_FOR_ALL: Look = { references: true, doubleSpaces: true, newlines: true, rareSpaces: true };
+
+/** canonical(html.slice(start, end)), with no slice for a node of whitespace only, and no search for what `look` rules out. */
+function canonicalRange(html: string, start: number, end: number, look: Look): string {
   while (start < end && isSpace(html.charCodeAt(start))) start++;
   while (end > start && isSpace(html.charCodeAt(end - 1))) end--;
   if (start === end) return "";
   const text = html.slice(start, end);
   // A reference may stand for whitespace (&#10;, &Tab;): the decoded text is read again in full.
-  if (references && text.includes("&")) return collapsed(decodeHTML(text));
+  if (look.references && text.includes("&")) return collapsed(decodeHTML(text));
   const collapse =
-    text.includes("  ") || text.includes("\n") || (rareSpaces && (text.includes("\t") || text.includes("\r") || text.includes("\f")));
+    (look.doubleSpaces && text.includes("  ")) ||
+    (look.newlines && text.includes("\n")) ||
+    (look.rareSpaces && (text.includes("\t") || text.includes("\r") || text.includes("\f")));
   return collapse ? text.replace(SPACES, " ") : text;
 }
 

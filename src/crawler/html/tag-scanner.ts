@@ -307,6 +307,8 @@ class Scanner implements TagAttributes {
   textBounds = new Int32Array(512);
   textRegions = new Uint8Array(256);
   textCount = 0;
+  /** Where the current text node started. */
+  textStart = 0;
   titleStart = -1;
   titleEnd = -1;
   /** Tracked elements open (their codes, innermost last), and how many of each code. */
@@ -343,8 +345,6 @@ class Scanner implements TagAttributes {
     this.jsonLd.length = 0;
     this.text = text;
     if (text) this.resetText();
-    /** Where the current text node started (text mode only). */
-    let textStart = 0;
     const n = html.length;
     // Each step examines the page from `i` to where the next starts (searches included); scriptEnd
     // adds what its "-->" search looks at beyond that. Whatever ends the loop (the page's end,
@@ -356,8 +356,6 @@ class Scanner implements TagAttributes {
       if (lt < 0) break;
       let next: number;
       const c = html.charCodeAt(lt + 1);
-      // Every token ends the text node before it; a "<" that starts none is text.
-      if (text && (isAsciiAlpha(c) || c === SLASH || c === BANG || c === QMARK)) this.addText(textStart, lt);
       if (isAsciiAlpha(c)) {
         // A start tag: its name ends at a space, "/" or ">".
         let p = lt + 2;
@@ -373,7 +371,7 @@ class Scanner implements TagAttributes {
         }
         next = this.readAttributes(p, record);
         if (next < 0) {
-          textStart = n;
+          if (text) this.endText(lt, n);
           break; // cut off by the end of the page: no tag
         }
         if (flags !== 0) {
@@ -395,10 +393,11 @@ class Scanner implements TagAttributes {
             next = this.scriptEnd(next);
             if (this.isJsonLd()) this.jsonLd.push(start, next);
           } else if (flags & PLAINTEXT) {
-            i = textStart = next;
+            if (text) this.endText(lt, next);
+            i = next;
             break;
           } else if (text && flags & TRACKED) {
-            this.openTracked(slotCodes[slot]!);
+            this.openTracked(slotCodes[slot]!, lt);
           }
         }
       } else if (c === SLASH) {
@@ -411,7 +410,7 @@ class Scanner implements TagAttributes {
           const nameEnd = p;
           next = this.readAttributes(p, false);
           if (next < 0) {
-            textStart = n;
+            if (text) this.endText(lt, n);
             break;
           }
           if (this.depth > 0 || text) {
@@ -419,13 +418,13 @@ class Scanner implements TagAttributes {
             if (slot >= 0) {
               const flags = slotFlags[slot]!;
               if (this.depth > 0) this.endTag(flags);
-              if (text && flags & TRACKED) this.closeTracked(slotCodes[slot]!);
+              if (text && flags & TRACKED) this.closeTracked(slotCodes[slot]!, lt);
             }
           }
         } else if (first === GT) {
           next = lt + 3; // "</>" is nothing
         } else if (lt + 2 >= n) {
-          textStart = lt;
+          if (text) this.endText(lt, lt);
           break; // "</" at the end is text
         } else {
           next = bogusCommentEnd(html, lt + 2);
@@ -437,12 +436,19 @@ class Scanner implements TagAttributes {
       } else {
         next = lt + 1; // "<" and anything else is text
       }
-      if (text && next !== lt + 1) textStart = next;
+      // Every token ends the text node before it; a "<" that starts none is text.
+      if (text && next !== lt + 1) this.endText(lt, next);
       work += next - i;
       i = next;
     }
     this.work = work + (n - i) + this.lookAhead;
-    if (text) this.addText(textStart, n);
+    if (text) this.addText(this.textStart, n);
+  }
+
+  /** The text node up to the token at `lt` ends there; the next one starts at `next`. */
+  private endText(lt: number, next: number): void {
+    this.addText(this.textStart, lt);
+    this.textStart = next;
   }
 
   /** Whether the script start tag just read is JSON-LD: its type, ASCII spaces around it, is application/ld+json in any case. */
@@ -456,7 +462,7 @@ class Scanner implements TagAttributes {
   }
 
   private resetText(): void {
-    this.textCount = 0;
+    this.textCount = this.textStart = 0;
     this.titleStart = this.titleEnd = -1;
     this.openDepth = this.chrome = this.hidden = 0;
     this.openCounts.fill(0);
@@ -484,7 +490,9 @@ class Scanner implements TagAttributes {
     this.textCount = count + 1;
   }
 
-  private openTracked(code: number): void {
+  /** A tracked element's start tag at `lt`: the text before it is in the regions open before it. */
+  private openTracked(code: number, lt: number): void {
+    this.endText(lt, lt);
     if (this.openDepth === this.open.length) {
       const grown = new Uint8Array(2 * this.openDepth);
       grown.set(this.open);
@@ -507,8 +515,9 @@ class Scanner implements TagAttributes {
   }
 
   /** An end tag of a tracked element: closes the latest open one of its name and those opened inside it; nothing when none is open. */
-  private closeTracked(code: number): void {
+  private closeTracked(code: number, lt: number): void {
     if (this.openCounts[code] === 0) return;
+    this.endText(lt, lt);
     for (;;) {
       const at = --this.openDepth;
       const closed = this.open[at]!;
