@@ -24,11 +24,13 @@ interface Version {
   alphaText: string;
   /** /e exists and "/" links to it; /d is gone. */
   second: boolean;
+  /** Each page but the start page takes this long to answer. */
+  delayMs: number;
 }
 
 /** The fixture: the answers of a CMS that knows nothing of dates and stamps every answer "now". */
 function dynamicSite() {
-  const version: Version = { footerYear: 2025, alphaText: "Alpha, first edition.", second: false };
+  const version: Version = { footerYear: 2025, alphaText: "Alpha, first edition.", second: false, delayMs: 0 };
   /** Per path: 200 and 304 answers, and every request's time. */
   const answers = new Map<string, { ok: number; notModified: number }>();
   const startRequests: number[] = [];
@@ -46,9 +48,10 @@ function dynamicSite() {
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    fetch(req) {
+    async fetch(req) {
       const { pathname } = new URL(req.url);
       if (pathname === "/robots.txt") return new Response("User-agent: *\nAllow: /\n");
+      if (version.delayMs > 0 && pathname !== "/") await Bun.sleep(version.delayMs);
       const body = main[pathname]?.();
       if (body === undefined || body === null) return new Response("not found", { status: 404 });
       if (pathname === "/") startRequests.push(Date.now());
@@ -278,31 +281,44 @@ describe.skipIf(!postgres)("the scheduler: three instances on one PostgreSQL", (
       await finished(creator, key, created.data.last_run.id);
       expect(site.startRequests.length).toBe(1);
 
-      // Due now, with three schedulers running.
+      // Due now, with three schedulers running; its pages slow, so that the run is under way when its instance stops.
       const instances = await Promise.all([start(db), start(db), start(db)]);
-      await sql.unsafe(`UPDATE sites SET next_run_at = $1 WHERE id = $2`, [Date.now(), id]);
+      site.version.delayMs = 700;
+      const dueAt = Date.now();
+      await sql.unsafe(`UPDATE sites SET next_run_at = $1 WHERE id = $2`, [dueAt, id]);
       await waitFor(() => site.startRequests.length === 2, 10_000, "the scheduled run's start page");
+      const startedAt = Date.now();
       const runs = async () => (await json(await call(creator, key, `/api/sites/${id}/runs`))).data.jobs;
-      await waitFor(() => true, 0);
       const scheduled = (await runs())[0];
-      await finished(creator, key, scheduled.id);
+      // SIGTERM the instance that runs it: the run is handed back and continues on another.
+      const [{ lease_owner: owner }] = await sql.unsafe(`SELECT lease_owner FROM jobs WHERE id = $1`, [scheduled.id]);
+      const runner = instances.find((instance) => String(owner).split(":")[1] === String(instance.proc.pid))!;
+      expect(runner).toBeDefined();
+      expect(await runner.stop()).toBe(0);
+      site.version.delayMs = 0;
+      const done = await finished(creator, key, scheduled.id);
+      expect(done.status).toBe("succeeded");
+      expect(done.result.url_count).toBe(6);
       await Bun.sleep(2_500); // two more scheduler looks on every instance: nothing else may start
       expect(site.startRequests.length).toBe(2);
       expect((await runs()).length).toBe(2);
-      const next = (await json(await call(creator, key, `/api/sites/${id}`))).data.next_run_at;
-      expect(Date.parse(next) - Date.now()).toBeGreaterThan(3_590_000);
+      // The next run a period after the scheduler started this one.
+      const next = Date.parse((await json(await call(creator, key, `/api/sites/${id}`))).data.next_run_at);
+      expect(next).toBeGreaterThanOrEqual(dueAt + 3_600_000);
+      expect(next).toBeLessThanOrEqual(startedAt + 3_600_000);
 
       // Down over three periods: one catch-up run, and the next time a period from now.
-      for (const instance of instances) await instance.stop();
+      for (const instance of instances) if (instance.proc.exitCode === null) await instance.stop();
       await sql.unsafe(`UPDATE sites SET next_run_at = $1 WHERE id = $2`, [Date.now() - 3 * 3_600_000, id]);
+      const backAt = Date.now();
       const back = await start(db);
       await waitFor(() => site.startRequests.length === 3, 10_000, "the catch-up run");
       await finished(back, key, (await runs())[0].id);
       await Bun.sleep(2_500);
       expect(site.startRequests.length).toBe(3);
       expect((await runs()).length).toBe(3);
-      expect(Date.parse((await json(await call(creator, key, `/api/sites/${id}`))).data.next_run_at) - Date.now()).toBeGreaterThan(
-        3_590_000,
+      expect(Date.parse((await json(await call(creator, key, `/api/sites/${id}`))).data.next_run_at)).toBeGreaterThanOrEqual(
+        backAt + 3_600_000,
       );
     } finally {
       await sql.close();
