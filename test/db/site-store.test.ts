@@ -1,0 +1,186 @@
+// The SiteStore contract, run against SQLite and PostgreSQL alike: a due run starts once however many
+// instances ask at once, a busy site skips its due run but moves on, a run's change set against the
+// previous success, page rows as a run's history, a revoked key's sites not due, deletion.
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { afterAll, describe, expect, test } from "bun:test";
+import { defaultCrawlOptions, type PageMemory } from "../../src/crawler/index.ts";
+import { migratePostgres } from "../../src/db/postgres/database.ts";
+import { createPostgresSiteStore } from "../../src/db/postgres/sites.ts";
+import { migrate } from "../../src/db/sqlite/database.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
+import { createSqliteSiteStore } from "../../src/db/sqlite/sites.ts";
+import { newJobId, type NewJob } from "../../src/jobs/job-store.ts";
+import type { NewSite, SiteStore } from "../../src/sites/site-store.ts";
+import { createDatabase, stopCluster } from "../support/postgres.ts";
+import { needs } from "../support/requires.ts";
+
+const closers: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const close of closers) await close();
+  stopCluster();
+});
+
+/** A store and a way to run SQL on its database (to finish a run as the runner would). */
+interface Backend {
+  store: SiteStore;
+  exec: (text: string, ...params: (string | number | null | Uint8Array)[]) => Promise<void>;
+}
+
+const backends: [string, boolean, () => Promise<Backend>][] = [
+  [
+    "sqlite",
+    false,
+    async () => {
+      const db = new Database(":memory:", { strict: true });
+      migrate(db, sqliteMigrations);
+      closers.push(() => db.close());
+      const direct = async <T>(fn: (d: Database) => T) => fn(db);
+      return {
+        store: createSqliteSiteStore({ read: direct, write: direct }),
+        exec: async (text, ...params) => void db.query(text.replace(/\$\d+/g, "?")).run(...params),
+      };
+    },
+  ],
+  [
+    "postgres",
+    !needs(import.meta.path, "postgresql"),
+    async () => {
+      const sql = new SQL(await createDatabase(), { max: 8 });
+      await migratePostgres(sql);
+      closers.push(() => sql.close());
+      return {
+        store: createPostgresSiteStore({ query: (fn) => fn(sql) }),
+        exec: async (text, ...params) => void (await sql.unsafe(text, params)),
+      };
+    },
+  ],
+];
+
+function newSite(keyId: number, overrides: Partial<NewSite> = {}): NewSite {
+  return {
+    id: newJobId(),
+    keyId,
+    url: "http://site.test/",
+    options: defaultCrawlOptions(1000),
+    credentials: null,
+    everyHours: 1,
+    nextRunAt: 1_000,
+    callbackUrl: null,
+    callbackSecret: null,
+    publishToken: null,
+    indexnow: null,
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+const run = (site: NewSite): NewJob => ({
+  id: newJobId(),
+  keyId: site.keyId,
+  url: site.url,
+  options: site.options,
+  callbackUrl: null,
+  callbackSecret: null,
+  createdAt: new Date().toISOString(),
+  siteId: site.id,
+});
+
+const page = (url: string, fingerprint: string, listed = true): PageMemory => ({
+  url,
+  etag: `"${fingerprint}"`,
+  lastModified: null,
+  fingerprint,
+  lastmod: "2026-11-01T00:00:00Z",
+  exclusion: listed ? null : "noindex",
+  canonical: null,
+  links: [`${new URL(url).origin}/x`, "https://elsewhere.test/y"],
+  extra: null,
+});
+
+for (const [name, skip, open] of backends) {
+  describe.skipIf(skip)(`SiteStore on ${name}`, () => {
+    test("a due run starts once when ten ask at once; the next time moves a period on", async () => {
+      const { store, exec } = await open();
+      await exec(
+        `INSERT INTO api_keys (name, prefix, key_hash, daily_limit, created_at) VALUES ('k', 'genapi_x', $1, 10, 'now')`,
+        new Uint8Array(32),
+      );
+      const site = newSite(1);
+      await store.create(site);
+      expect((await store.due(2_000, 10)).map((s) => s.id)).toEqual([site.id]);
+      const outcomes = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          store.startRun(site.id, { job: run(site), maxQueued: 100, due: { nowMs: 2_000, nextRunAt: 3_602_000 } }),
+        ),
+      );
+      expect(outcomes.filter((o) => o === "started").length).toBe(1);
+      expect(outcomes.filter((o) => o === "not due").length).toBe(9);
+      const stored = (await store.get(site.id))!;
+      expect(stored.nextRunAt).toBe(3_602_000);
+      expect((await store.runs(site.id, 10, null)).length).toBe(1);
+      expect(await store.due(2_000, 10)).toEqual([]);
+      // Due again while the run is still queued: skipped, and the time moves on all the same.
+      expect(await store.startRun(site.id, { job: run(site), maxQueued: 100, due: { nowMs: 3_602_000, nextRunAt: 7_202_000 } })).toBe(
+        "busy",
+      );
+      expect((await store.get(site.id))!.nextRunAt).toBe(7_202_000);
+      expect(await store.startRun(site.id, { job: run(site), maxQueued: 100 })).toBe("busy");
+      // A revoked key's site is not due.
+      await exec(`UPDATE api_keys SET revoked_at = 'then'`);
+      expect(await store.due(10_000_000, 10)).toEqual([]);
+    });
+
+    test("a run over the limit is recorded failed at once; the change set against the previous success; page rows as history", async () => {
+      const { store, exec } = await open();
+      const site = newSite(7, { everyHours: null, nextRunAt: null });
+      await store.create(site);
+      const first = run(site);
+      expect(await store.startRun(site.id, { job: first, maxQueued: 100 })).toBe("started");
+      await store.putPages(first.id, [
+        page("http://site.test/", "f0"),
+        page("http://site.test/a", "a1"),
+        page("http://site.test/gone", "g1"),
+      ]);
+      await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, first.id);
+      expect(await store.recordSuccess(site.id, first.id)).toEqual({ added: 3, removed: 0, changed: 0, unchanged: 0, previous_run: null });
+      expect((await store.get(site.id))!.lastSuccess).toBe(first.id);
+      expect(await store.previousPage(first.id, "http://site.test/a")).toEqual(page("http://site.test/a", "a1"));
+      expect(await store.previousPage(first.id, "http://site.test/nope")).toBeNull();
+
+      const over = run(site);
+      const failed = { error: { status: 429 as const, message: "over" }, finishedAt: new Date().toISOString() };
+      expect(await store.startRun(site.id, { job: over, maxQueued: 100, failed })).toBe("started");
+      const second = run(site);
+      expect(await store.startRun(site.id, { job: second, maxQueued: 100 })).toBe("started");
+      await store.putPages(second.id, [
+        page("http://site.test/", "f0"),
+        page("http://site.test/a", "a2"),
+        page("http://site.test/new", "n1"),
+        page("http://site.test/hidden", "h1", false),
+      ]);
+      await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, second.id);
+      expect(await store.recordSuccess(site.id, second.id)).toEqual({
+        added: 1,
+        removed: 1,
+        changed: 1,
+        unchanged: 1,
+        previous_run: first.id,
+      });
+      // Recorded once: a second call (a run published again after a lost lease) changes nothing.
+      expect(await store.recordSuccess(site.id, second.id)).toBeNull();
+      expect(await store.changes(second.id, "added", null, 10)).toEqual(["http://site.test/new"]);
+      expect(await store.changes(second.id, "removed", null, 10)).toEqual(["http://site.test/gone"]);
+      expect(await store.changes(second.id, "changed", null, 10)).toEqual(["http://site.test/a"]);
+      expect((await store.runs(site.id, 10, null)).map((job) => [job.id, job.status])).toEqual([
+        [second.id, "succeeded"],
+        [over.id, "failed"],
+        [first.id, "succeeded"],
+      ]);
+
+      await store.remove(site.id);
+      expect(await store.get(site.id)).toBeNull();
+      expect(await store.runs(site.id, 10, null)).toEqual([]);
+    });
+  });
+}
