@@ -3,7 +3,7 @@
 // starts due runs, and what a successful run adds to its result (its change set, IndexNow).
 import type { CrawlAuth, PageHistory, Resolver, TargetPolicy } from "../crawler/index.ts";
 import type { JobCredentials } from "../jobs/job-credentials.ts";
-import { newJobId, type NewJob } from "../jobs/job-store.ts";
+import { newCallbackSecret, newJobId, type NewJob } from "../jobs/job-store.ts";
 import type { JobResult } from "../jobs/model.ts";
 import type { KeyRecord } from "../keys/key-store.ts";
 import { type QuotaStore, quotaForKey, rateLimitMessage } from "../quota/quota.ts";
@@ -54,7 +54,7 @@ export async function newSite(
     // The first run is queued at once; the schedule counts from it.
     nextRunAt: settings.everyHours === null ? null : nowMs + settings.everyHours * HOUR_MS,
     callbackUrl: settings.callbackUrl,
-    callbackSecret: settings.callbackUrl === null ? null : newToken() + newToken(),
+    callbackSecret: settings.callbackUrl === null ? null : newCallbackSecret(),
     publishToken: settings.publish ? newToken() : null,
     indexnow: settings.indexnow,
     createdAt: new Date(nowMs).toISOString(),
