@@ -19,7 +19,8 @@ import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningB
 import { basicHeader, credentialHeadersOf, type ProtectedSite, serveProtectedSite } from "../support/protected-site.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 import { needs, postgresBin } from "../support/requires.ts";
-import { call, createJob, json, locs, readEventStream, waitFor, waitForJob, type ServerSentEvent } from "../jobs/support.ts";
+import { call, createJob, json, locs, readEventStream, waitForJob, type ServerSentEvent } from "../jobs/support.ts";
+import { waitFor } from "../support/wait.ts";
 
 afterAll(() => stopCluster());
 

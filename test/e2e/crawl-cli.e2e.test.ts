@@ -8,6 +8,7 @@ import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningB
 import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
+import { waitFor } from "../support/wait.ts";
 
 const html = (body: string, head = "") => `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
 
@@ -421,7 +422,7 @@ describe("genapi crawl: terminal and signals", () => {
       const stdout = new Response(proc.stdout).text();
       const stderr = new Response(proc.stderr).text();
       // Interrupted mid-crawl: once pages are being served, whatever the machine's load.
-      for (let waited = 0; site.served() < 50 && waited < 30_000; waited += 50) await Bun.sleep(50);
+      await waitFor(() => site.served() >= 50, 30_000, "50 pages served to the crawl");
       proc.kill("SIGINT");
       const code = await proc.exited;
       expect(code).toBe(130);

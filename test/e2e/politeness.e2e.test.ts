@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, createJob, json, waitFor, waitForJob } from "../jobs/support.ts";
+import { call, createJob, json, waitForJob } from "../jobs/support.ts";
+import { waitFor } from "../support/wait.ts";
 import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { mostAtOnce, servePoliteSite, type Visit } from "../support/polite-site.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
