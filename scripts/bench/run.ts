@@ -16,14 +16,14 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { FULL_PLAN, SMOKE_PLAN, type Context } from "./context.ts";
-import { charts } from "./charts.ts";
-import { CORES, run } from "./proc.ts";
-import { renderReport } from "./report.ts";
-import type { BenchResults, Machine, SectionResult } from "./results.ts";
+import { FULL_PLAN, SMOKE_PLAN, type Context } from "./harness/context.ts";
+import { charts } from "./harness/charts.ts";
+import { CORES, run } from "./harness/proc.ts";
+import { renderReport } from "./harness/report.ts";
+import type { BenchResults, Machine, SectionResult } from "./harness/results.ts";
 import { SECTIONS, type SectionId } from "./sections.ts";
-import { BUN, buildBinaries, ROOT } from "./servers.ts";
-import { prepareTools } from "./tools.ts";
+import { BUN, buildBinaries, ROOT } from "./harness/servers.ts";
+import { prepareTools } from "./harness/tools.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

@@ -12,12 +12,12 @@
 // rows say so. Run as root (the tests' containers), genapi gets GENAPI_CHROMIUM_NO_SANDBOX=1.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Browser, findChromium, renderPage, type RenderPhases } from "../../src/crawler/index.ts";
-import type { Context } from "./context.ts";
-import { createKey, newDb } from "./servers.ts";
-import { missing, row, summarize, type Row, type SectionResult, type Table, type Target } from "./results.ts";
-import { serveSite } from "./site-server.ts";
-import { waitForLine } from "./proc.ts";
+import { Browser, findChromium, renderPage, type RenderPhases } from "../../../src/crawler/index.ts";
+import type { Context } from "../harness/context.ts";
+import { createKey, newDb } from "../harness/servers.ts";
+import { missing, row, summarize, type Row, type SectionResult, type Table, type Target } from "../harness/results.ts";
+import { serveSite } from "../fixtures/site-server.ts";
+import { waitForLine } from "../harness/proc.ts";
 
 /** Issue 25: genapi and the browser's processes together, over the whole rendered crawl. */
 const PSS_GOAL_MIB = 1536;

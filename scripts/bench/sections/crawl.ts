@@ -10,16 +10,16 @@
 // defaults (8 requests in flight); linkchecker and sitemap-generator-cli are raised to 8 too.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCrawlLimits } from "../../src/crawler/index.ts";
-import type { Context } from "./context.ts";
+import { defaultCrawlLimits } from "../../../src/crawler/index.ts";
+import type { Context } from "../harness/context.ts";
 import { profileCrawl } from "./crawl-profile.ts";
-import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "./proc.ts";
-import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "./results.ts";
-import { generateSite } from "./site.ts";
-import { BUN, createKey, newDb, ROOT, startGenapi } from "./servers.ts";
-import { serveSite, type ServedSite, type SiteCounts, type SiteServer } from "./site-server.ts";
-import type { Tool } from "./tools.ts";
-import { runWrk, wrkArgv } from "./wrk.ts";
+import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "../harness/proc.ts";
+import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "../harness/results.ts";
+import { generateSite } from "../fixtures/site.ts";
+import { BUN, createKey, newDb, ROOT, startGenapi } from "../harness/servers.ts";
+import { serveSite, type ServedSite, type SiteCounts, type SiteServer } from "../fixtures/site-server.ts";
+import type { Tool } from "../harness/tools.ts";
+import { runWrk, wrkArgv } from "../harness/wrk.ts";
 
 /** Requests in flight: genapi's own per-crawl concurrency, which linkchecker and sitemap-generator-cli are raised to. */
 const CONCURRENCY = defaultCrawlLimits.concurrency;
@@ -292,7 +292,7 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean, thread
       "ceiling: genapi's page parser alone",
       { "pages/s": summarize(parseCeiling), "genapi ÷ this": vs(parseCeiling) },
       {
-        command: `taskset -c ${CORES.server} bun scripts/bench/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
+        command: `taskset -c ${CORES.server} bun scripts/bench/sections/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
         note: "decodeHtml + extractPage (src/crawler/html/links.ts) over the site's pages in memory, one core, no network",
       },
     ),

@@ -24,7 +24,7 @@ export interface Tools {
   wrk: Tool;
   linkchecker: Tool;
   wget2: Tool;
-  /** The crawl benchmarks' site server (scripts/bench/site-server.ts). */
+  /** The crawl benchmarks' site server (scripts/bench/fixtures/site-server.ts). */
   nginx: Tool;
   sitemapGenerator: Tool;
 }

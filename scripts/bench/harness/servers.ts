@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { CORES, pinned, run, settlesWithin, waitForLine } from "./proc.ts";
 
-export const ROOT = join(import.meta.dir, "../..");
+export const ROOT = join(import.meta.dir, "../../..");
 export const BUN = process.execPath;
 
 export interface Binaries {
@@ -26,9 +26,12 @@ export function buildBinaries(dir: string, genapi?: string): Binaries {
     ["ceiling", "ceiling-server.ts"],
     ["fair-ceiling", "fair-ceiling-server.ts"],
   ]) {
-    run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/${source}`], {
-      cwd: ROOT,
-    });
+    run(
+      [BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/fixtures/${source}`],
+      {
+        cwd: ROOT,
+      },
+    );
   }
   return {
     genapi: genapi ?? out("genapi"),
