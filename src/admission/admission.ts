@@ -70,11 +70,58 @@ async function readObject(request: Request, headers: () => Promise<Record<string
 
 export function createAdmission(deps: AdmissionDeps) {
   const { keys, quota } = deps;
+  /**
+   * Steps 1-4 without the quota (sites: nothing is counted when one is created or changed):
+   * checked; else throws the HttpError that refuses the request. `keyRule` refuses a key before
+   * its body is read (throwing its HttpError); `url: false` reads a body without a target (a PATCH).
+   */
+  async function check<T>(
+    request: Request,
+    validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
+    otherTargets: (value: T) => OtherTarget[] = () => [],
+    options: { keyRule?: (key: KeyRecord) => void; url?: boolean } = {},
+  ): Promise<Checked<T>> {
+    const now = deps.now();
+    // 1. The key. A mistyped key fails its checksum without a database lookup.
+    const key = await keys.authenticate(request.headers.get("x-api-key"), now);
+    if (!key) throw new HttpError(401, AUTH_FAILED_MESSAGE);
+    options.keyRule?.(key);
+    const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
+    const unchanged = async () => rateLimitHeaders(await quota.peek(bucket, limit, now), now);
+
+    // 2-3. The body, its URL, then the caller's fields: an invalid value costs no quota.
+    const body = await readObject(request, unchanged);
+    const url = options.url === false ? null : parseTargetUrl(body.url);
+    if (options.url !== false && !url) throw new HttpError(400, INVALID_URL_MESSAGE, await unchanged());
+    const checked = validateBody(body);
+    if (!checked.ok) throw new HttpError(400, checked.message, await unchanged());
+
+    // 4. The target address (checked again at every connection), then the body's other ones
+    // (checked again when used).
+    const targets = [...(url ? [{ field: "", url }] : []), ...otherTargets(checked.value)];
+    for (const target of targets) {
+      try {
+        await deps.checkTarget(target.url);
+      } catch (error) {
+        if (error instanceof TargetRefusedError)
+          throw new HttpError(
+            400,
+            target.field === "" ? error.reason : `${target.field} is not allowed: ${error.reason}`,
+            await unchanged(),
+          );
+        throw error;
+      }
+    }
+    return { key, url: url as URL, sent: body.url as string, value: checked.value, bucket, limit, unchanged };
+  }
+
   return {
     /** Step 1 alone: the key's id, or null. */
     async authenticate(request: Request): Promise<number | null> {
       return (await keys.authenticate(request.headers.get("x-api-key"), deps.now()))?.id ?? null;
     },
+
+    check,
 
     /**
      * Steps 1-5: admitted; else throws the HttpError that refuses the request. Store errors propagate.
@@ -86,39 +133,9 @@ export function createAdmission(deps: AdmissionDeps) {
       validateBody: (body: Record<string, unknown>) => BodyCheck<T>,
       otherTargets: (value: T) => OtherTarget[] = () => [],
     ): Promise<Admitted<T>> {
-      const now = deps.now();
-      // 1. The key. A mistyped key fails its checksum without a database lookup.
-      const key = await keys.authenticate(request.headers.get("x-api-key"), now);
-      if (!key) throw new HttpError(401, AUTH_FAILED_MESSAGE);
-      const { bucket, limit } = quotaForKey(key, deps.clientIp(request), deps.freeDailyLimit);
-      const unchanged = async () => rateLimitHeaders(await quota.peek(bucket, limit, now), now);
-
-      // 2-3. The body, its URL, then the caller's fields: an invalid value costs no quota.
-      const body = await readObject(request, unchanged);
-      const url = parseTargetUrl(body.url);
-      if (!url) throw new HttpError(400, INVALID_URL_MESSAGE, await unchanged());
-      const checked = validateBody(body);
-      if (!checked.ok) throw new HttpError(400, checked.message, await unchanged());
-
-      // 4. The target address (checked again at every connection), then the body's other ones
-      // (checked again when used).
-      try {
-        await deps.checkTarget(url);
-      } catch (error) {
-        if (error instanceof TargetRefusedError) throw new HttpError(400, error.reason, await unchanged());
-        throw error;
-      }
-      for (const other of otherTargets(checked.value)) {
-        try {
-          await deps.checkTarget(other.url);
-        } catch (error) {
-          if (error instanceof TargetRefusedError)
-            throw new HttpError(400, `${other.field} is not allowed: ${error.reason}`, await unchanged());
-          throw error;
-        }
-      }
-
+      const { key, url, sent, value, bucket, limit } = await check(request, validateBody, otherTargets);
       // 5. The daily quota: one atomic statement.
+      const now = deps.now();
       const admission = await quota.admit(bucket, limit, now);
       const headers = rateLimitHeaders(admission, now);
       if (!admission.admitted) throw new HttpError(429, rateLimitMessage(limit), headers);
@@ -126,8 +143,8 @@ export function createAdmission(deps: AdmissionDeps) {
         key,
         keyId: key.id,
         url,
-        sent: body.url as string,
-        value: checked.value,
+        sent,
+        value,
         headers,
         release: async () => {
           await quota.release(bucket, admission.day);
@@ -137,6 +154,18 @@ export function createAdmission(deps: AdmissionDeps) {
       };
     },
   };
+}
+
+/** A request that passed steps 1-4: its key, its URL (when it has one), its checked body, and its quota bucket. */
+export interface Checked<T> {
+  key: KeyRecord;
+  url: URL;
+  sent: string;
+  value: T;
+  bucket: string;
+  limit: number;
+  /** The rate-limit headers as they stand (nothing counted). */
+  unchanged: () => Promise<Record<string, string>>;
 }
 
 export type Admission = ReturnType<typeof createAdmission>;

@@ -19,6 +19,7 @@ import type { Browser } from "./render/browser.ts";
 import { BrowserStartError } from "./render/browser.ts";
 import { RenderError, renderPage } from "./render/render.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
+import { pageLastmod } from "./html/page-date.ts";
 import { timerDelay } from "./net/abort.ts";
 import { CrawlStopped, createRequester, describeFailure, type HopFetcher, type Requester } from "./net/request.ts";
 import { ALLOW_ALL, fetchRobots, RobotsUnreachableError, type RobotsRules } from "./robots/robots.ts";
@@ -73,7 +74,8 @@ export interface RunOptions {
   progressEveryMs?: number;
   /**
    * A site's run: the pages its previous run read (asked for again conditionally; a 304 is read
-   * from that memory), and each page this run reads goes to the state as `memory` for the next.
+   * from that memory), and each page this run reads, its fingerprint (html/fingerprint.ts)
+   * included, goes to the state as `memory` for the next.
    */
   history?: PageHistory;
 }
@@ -296,7 +298,7 @@ class Crawl {
   /** link_report: records carry LinkFacts (links/). */
   private readonly linkReport: boolean;
   /** What extractPage gathers beside links. */
-  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean };
+  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean; fingerprint: boolean };
   /** The start page's URL after redirects and the URLs that redirected to it: sitemap seeds' known outcomes. */
   private startChain: readonly string[] = [];
   private startPage = "";
@@ -315,7 +317,7 @@ class Crawl {
     this.filter = createUrlFilter(options);
     this.strip = (url) => (url === null ? null : this.filter.strip(url));
     this.linkReport = options.link_report;
-    this.extract = { alternates: options.alternates, images: options.images, nofollow: options.link_report };
+    this.extract = { alternates: options.alternates, images: options.images, nofollow: options.link_report, fingerprint: history !== null };
     this.productToken = deps.userAgent.split("/")[0]!;
     const headers = { "User-Agent": deps.userAgent, Accept: ACCEPT };
     this.connection =
@@ -770,11 +772,11 @@ class Crawl {
     else if (canonical !== null && canonical !== url) exclusion = "canonical";
     // `include` limits the listing only: the page's links are followed all the same.
     else if (!this.filter.included(url)) exclusion = "filtered";
-    const entry: SitemapEntry = { loc: url, lastmod: lastModifiedOf(headers, this.deps.now()) };
+    const entry: SitemapEntry = { loc: url, lastmod: pageLastmod(facts.ownDates, headers, this.deps.now()) };
     if (entry.lastmod === undefined) delete entry.lastmod;
     if (facts.alternates) entry.alternates = facts.alternates;
     if (facts.images) entry.images = facts.images;
-    return this.remember(headers, previous, null, {
+    return this.remember(headers, previous, facts.fingerprint ?? null, {
       exclusion,
       entry,
       canonical,

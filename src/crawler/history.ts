@@ -31,6 +31,9 @@ export interface PageHistory {
   previous(url: string): Promise<PageMemory | null>;
 }
 
+/** A site's first run: no page was read before. */
+export const NO_HISTORY: PageHistory = { previous: async () => null };
+
 /** The validators of a conditional request for a page the previous run fetched. */
 export function conditionalHeaders(previous: PageMemory | null): Record<string, string> | undefined {
   if (previous === null || (previous.etag === null && previous.lastModified === null)) return undefined;

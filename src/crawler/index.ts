@@ -16,7 +16,16 @@ export type { CrawlDeps, CrawlProgress, CrawlResult, CrawlRun, HopFetcher, Rende
 export { Browser, findChromium } from "./render/browser.ts";
 export { type RenderPhases, renderPage } from "./render/render.ts";
 export { MemoryCrawlState } from "./state.ts";
-export { conditionalHeaders, packLinks, type PageHistory, type PageMemory, siteLastmod, unpackLinks, w3cSeconds } from "./history.ts";
+export {
+  conditionalHeaders,
+  NO_HISTORY,
+  packLinks,
+  type PageHistory,
+  type PageMemory,
+  siteLastmod,
+  unpackLinks,
+  w3cSeconds,
+} from "./history.ts";
 export { originOf } from "./url/url.ts";
 export type { CrawlCounters, CrawlState, FrontierItem, LinkVerdict, PageRecord, RecordResult, ResumePoint } from "./state.ts";
 export {
@@ -105,3 +114,5 @@ export { createGuardedFetch, type Send } from "./net/guarded-fetch.ts";
 export { INVALID_URL_MESSAGE, parseTargetUrl } from "./url/target-url.ts";
 export { writeSitemap, type PartLimits, type SitemapSink, type WrittenSitemap } from "./output/sitemap-writer.ts";
 export type { SitemapEntry } from "./output/xml.ts";
+export { fingerprintOf } from "./html/fingerprint.ts";
+export { pageLastmod, readW3cDate, type OwnDates } from "./html/page-date.ts";

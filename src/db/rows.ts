@@ -11,7 +11,7 @@ export const RECORD_COLUMNS = "id, name, prefix, daily_limit, created_at, last_u
 
 /** The columns of a JobRow, selected and returned by every job statement of both backends. */
 export const JOB_COLUMNS =
-  "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner";
+  "seq, id, key_id, status, url, options, callback_url, created_at, started_at, finished_at, progress, result, error, crawl, attempts, lease_owner, site_id";
 
 /** The lease holds while the job runs, and after a cancel until its owner has published what it found. */
 export const LEASE_HELD = `(status = 'running' OR (status = 'cancelled' AND result IS NULL AND error IS NULL))`;
@@ -37,6 +37,7 @@ export interface JobRow {
   crawl: string | null;
   attempts: number;
   lease_owner: string | null;
+  site_id: string | null;
 }
 
 const parseJson = (text: string | null) => (text === null ? null : JSON.parse(text));
@@ -60,6 +61,7 @@ export function jobFromRow(row: JobRow): StoredJob {
     crawl: parseJson(row.crawl),
     attempts: Number(row.attempts),
     leaseOwner: row.lease_owner,
+    siteId: row.site_id,
   };
 }
 

@@ -1,10 +1,11 @@
-// The one store interface: keys, usage counters and crawl jobs, on the embedded SQLite file or a
+// The one store interface: keys, usage counters, crawl jobs and sites, on the embedded SQLite file or a
 // shared PostgreSQL database. Routes, the CLI and the job runner see only this; which backend runs
 // is decided once, by the form of `--db` (open-store.ts). Each backend's SQL and migrations are in
 // its own folder (src/db/sqlite/, src/db/postgres/); rows.ts maps the rows both return.
 import { hostname } from "node:os";
 import type { HostCoordinator } from "../crawler/index.ts";
 import type { JobStore } from "../jobs/job-store.ts";
+import type { SiteStore } from "../sites/site-store.ts";
 import type { KeyStore } from "../keys/key-store.ts";
 import type { QuotaStore } from "../quota/quota.ts";
 
@@ -26,6 +27,9 @@ export interface Store {
    * request may take is not a lost lease (issue 22).
    */
   readonly backgroundJobs: JobStore;
+  /** Sites (src/sites/): the statements of requests, and those of the scheduler and the runs (background deadline). */
+  readonly sites: SiteStore;
+  readonly backgroundSites: SiteStore;
   /** True when a write can be made now (one is made and rolled back), answered within ~2 s. */
   ready(): Promise<boolean>;
   close(): Promise<void>;

@@ -5,6 +5,8 @@ import {
   type CrawlDeps,
   crawlErrorAnswer,
   defaultCrawlLimits,
+  type PageHistory,
+  type PageMemory,
   type PolitenessReport,
   runCrawl,
 } from "../crawler/index.ts";
@@ -23,10 +25,23 @@ export interface JobCrawlDeps {
   stateOptions?: Partial<StoreStateOptions>;
   /** Opens a job's sealed credentials (option `auth`) for its crawl. */
   credentials?: JobCredentials;
+  /**
+   * A site's run reads its history from its site's latest successful run and leaves its own pages
+   * for the next one (src/sites/); without it, such a run crawls as a plain job.
+   */
+  sites?: SiteRuns;
+}
+
+/** What a site's run needs of the sites: its history, and where its pages go. */
+export interface SiteRuns {
+  history(siteId: string): Promise<PageHistory | null>;
+  putPages(jobId: string, pages: PageMemory[]): Promise<void>;
 }
 
 export function createJobCrawl(deps: JobCrawlDeps) {
   return async (job: ClaimedJob, control: JobControl): Promise<CrawlEnd> => {
+    const sites = job.siteId ? deps.sites : undefined;
+    const history = sites ? await sites.history(job.siteId!) : null;
     const now = deps.crawl.now;
     const started = now();
     // Politeness counts of the earlier attempts, carried in the crawl facts of each checkpoint with
@@ -42,11 +57,14 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       deps.store,
       job.id,
       {
-        checkpoint: (batch) =>
-          deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, {
+        checkpoint: async ({ pages, ...batch }) => {
+          // The pages first: a checkpoint that then fails leaves rows the next attempt writes again.
+          if (pages.length > 0 && sites) await sites.putPages(job.id, pages);
+          return deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, {
             ...batch,
             crawl: { ...batch.crawl, politeness: withCarried(connection?.politeness(), carried) },
-          }),
+          });
+        },
         lost: control.lost,
         retry: control.retry,
         elapsedMs: () => job.progress.elapsed_ms + now() - started,
@@ -80,6 +98,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       const run = await runCrawl(job.url, state, limits, crawlDeps, {
         signal: control.signal,
         crawl: options,
+        ...(history ? { history } : {}),
       });
       await state.flush();
       return {

@@ -28,6 +28,8 @@ export interface StoredJob {
   leaseOwner: string | null;
   /** What the crawl needs to continue (start URL after redirects, report so far); null before its start page. */
   crawl: CrawlFacts | null;
+  /** The site this job is a run of (src/sites/), or null. */
+  siteId: string | null;
 }
 
 /** Facts of a crawl in progress, kept with the job so another process can continue it. */

@@ -56,6 +56,8 @@ export interface Job {
   progress: JobProgress;
   result?: JobResult;
   error?: JobError;
+  /** A site's run: the site's id. */
+  site_id?: string;
 }
 
 export const emptyProgress = (): JobProgress => ({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 });
@@ -185,6 +187,7 @@ export const JobModel = t.Object({
   finished_at: nullableDate,
   progress: JobProgressModel,
   result: t.Optional(JobResultModel),
+  site_id: t.Optional(t.String({ description: "When the job is a site's run: the site's id (GET /api/sites/{id})." })),
   error: t.Optional(
     t.Object(
       { status: t.Union([t.Literal(400), t.Literal(409), t.Literal(422), t.Literal(429), t.Literal(502)]), message: t.String() },
@@ -260,28 +263,28 @@ export const exampleFinishedJob = {
   },
 };
 
-const JobError = t.Object({ success: t.Literal(false), message: t.String() });
-const envelope = (message: string, data: ReturnType<typeof t.Object>) =>
+export const ErrorBodyModel = t.Object({ success: t.Literal(false), message: t.String() });
+export const envelope = (message: string, data: ReturnType<typeof t.Object>) =>
   t.Object({ success: t.Literal(true), message: t.Literal(message), data });
 
-const retryAfter = {
+export const retryAfter = {
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } },
 } satisfies ResponseHeaders;
 
-const error = (description: string, message: string, headers: ResponseHeaders = {}) => ({
+export const error = (description: string, message: string, headers: ResponseHeaders = {}) => ({
   description,
   headers,
-  content: { "application/json": { schema: asSchema(JobError), example: { success: false, message } } },
+  content: { "application/json": { schema: asSchema(ErrorBodyModel), example: { success: false, message } } },
 });
 
-const unauthorized = error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.");
-const storeDown = error(
+export const unauthorized = error("Missing, unknown or revoked API key.", "Authentication failed. Invalid or missing API key.");
+export const storeDown = error(
   "The database is busy, unreachable, full, read-only or failing; nothing was counted or changed.",
   "Service temporarily unavailable: the database is unreachable.",
   retryAfter,
 );
 const notFound = error("No job with this id for this key.", "Job not found.");
-const json = (description: string, schema: ReturnType<typeof t.Object>, example: unknown, headers: ResponseHeaders = {}) => ({
+export const json = (description: string, schema: ReturnType<typeof t.Object>, example: unknown, headers: ResponseHeaders = {}) => ({
   description,
   headers,
   content: { "application/json": { schema: asSchema(schema), example } },
@@ -364,7 +367,7 @@ export const eventsResponses = {
   503: storeDown,
 } satisfies Responses;
 
-const xml = (description: string, example: string) => ({
+export const xml = (description: string, example: string) => ({
   description,
   headers: {
     "Content-Encoding": { description: "gzip when the request's Accept-Encoding allows it.", schema: { type: "string" as const } },

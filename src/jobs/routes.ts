@@ -102,6 +102,7 @@ export function jobView(job: StoredJob): Job {
   };
   if (job.result) view.result = job.result;
   if (job.error) view.error = job.error;
+  if (job.siteId) view.site_id = job.siteId;
   return view;
 }
 
@@ -126,8 +127,8 @@ function validateJobBody(maxPages: number, hostConcurrency: number, renderAvaila
   };
 }
 
-const cursorOf = (seq: number) => Buffer.from(String(seq)).toString("base64url");
-function seqOf(cursor: string): number | null {
+export const cursorOf = (seq: number) => Buffer.from(String(seq)).toString("base64url");
+export function seqOf(cursor: string): number | null {
   const text = Buffer.from(cursor, "base64url").toString();
   return /^[1-9]\d{0,15}$/.test(text) ? Number(text) : null;
 }
@@ -147,7 +148,7 @@ export function acceptsGzip(header: string | null): boolean {
   return (gzip ?? star ?? 0) > 0;
 }
 
-function xmlFile(gzipped: Uint8Array, request: Request): Response {
+export function xmlFile(gzipped: Uint8Array, request: Request): Response {
   const headers: Record<string, string> = { "content-type": "application/xml; charset=utf-8", vary: "Accept-Encoding" };
   if (acceptsGzip(request.headers.get("accept-encoding"))) {
     return new Response(gzipped as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-encoding": "gzip" } });

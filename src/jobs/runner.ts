@@ -60,6 +60,8 @@ export interface RunnerDeps {
     progress: JobProgress,
     reports?: { politeness?: PolitenessReport; render?: RenderReport },
   ) => Promise<JobResult | null>;
+  /** What a job that succeeded adds to its result before it is written (a site's run: its change set). */
+  succeeded?: (job: ClaimedJob, result: JobResult) => Promise<JobResult>;
   /** Sends the finished job to its callback URL, if it has one. */
   notify: (jobId: string) => Promise<void>;
   log: (message: string) => void;
@@ -288,7 +290,7 @@ export class JobRunner {
           // Nothing stored to publish: a crawl that never got past its start page.
           status = "failed";
           error = { status: 502, message: `Could not crawl ${job.url}: the crawl was interrupted ${MAX_ATTEMPTS} times` };
-        }
+        } else if (this.deps.succeeded) result = await this.deps.succeeded(job, result);
       }
       if (result !== null && result.url_count !== progress.urls_listed) {
         // The published entries are what the job serves: its final progress says the same.

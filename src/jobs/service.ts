@@ -14,13 +14,13 @@ import {
 } from "../crawler/index.ts";
 import { USER_AGENT } from "../config/version.ts";
 import { createNotifier } from "./callback.ts";
-import { createJobCrawl } from "./job-crawl.ts";
+import { createJobCrawl, type SiteRuns } from "./job-crawl.ts";
 import { type JobCredentials, noJobCredentials } from "./job-credentials.ts";
 import type { JobStore } from "./job-store.ts";
 import { publishResult } from "./publish.ts";
 import { startRetention } from "./retention.ts";
 import { jobRoutes, jobView, type JobsDeps } from "./routes.ts";
-import { JobRunner } from "./runner.ts";
+import { JobRunner, type RunnerDeps } from "./runner.ts";
 
 export type JobConfig = Pick<
   ServeConfig,
@@ -54,6 +54,9 @@ export interface JobServiceDeps {
   countPages?: (pages: number) => void;
   /** Seals and opens jobs' credentials under the server's secret key; none: jobs with `auth` are refused. */
   credentials?: JobCredentials;
+  /** Site runs: their history and pages (job-crawl.ts), and what a successful one adds to its result (its change set). */
+  siteRuns?: SiteRuns;
+  succeeded?: RunnerDeps["succeeded"];
 }
 
 export function createJobService(config: JobConfig, deps: JobServiceDeps) {
@@ -87,7 +90,9 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
         renderer: deps.renderer,
       },
       credentials,
+      sites: deps.siteRuns,
     }),
+    succeeded: deps.succeeded,
     publish: (job, truncated, progress, reports) =>
       publishResult(store, job, {
         truncated,

@@ -46,7 +46,7 @@ export const defaultStoreStateOptions: StoreStateOptions = {
 
 export interface Lease {
   /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled); throws when the store failed. */
-  checkpoint: (batch: Parameters<JobCrawlState["checkpoint"]>[4]) => Promise<boolean>;
+  checkpoint: (batch: Parameters<JobCrawlState["checkpoint"]>[4] & { pages: PageMemory[] }) => Promise<boolean>;
   /** Called once when a checkpoint finds the lease lost, or is given up: the runner stops the crawl. */
   lost: () => void;
   /**

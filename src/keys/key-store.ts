@@ -33,6 +33,8 @@ export interface KeyStore {
   create(input: { name: string; dailyLimit: number | null }, now: Date): Promise<{ key: string; record: KeyRecord }>;
   list(): Promise<KeyRecord[]>;
   revoke(idOrPrefix: string, now: Date): Promise<RevokeResult>;
+  /** The key with this id when it is not revoked, else null (a site's runs belong to its key). */
+  active(id: number): Promise<KeyRecord | null>;
   /** The key's record when valid and not revoked (and `last_used_at` set), else null. */
   authenticate(key: string | null, now: Date): Promise<KeyRecord | null>;
 }

@@ -5,7 +5,7 @@
 // grows in memory, however many URLs it has.
 import type { CrawlOptions, PageMemory } from "../crawler/index.ts";
 import type { JobError } from "../jobs/model.ts";
-import type { NewJob } from "../jobs/job-store.ts";
+import type { NewJob, StoredJob } from "../jobs/job-store.ts";
 import type { ChangeCounts, ChangeKind, IndexNowSettings } from "./site.ts";
 
 export interface StoredSite {
@@ -98,6 +98,8 @@ export interface SiteStore {
    * dropped (its job and files stay, as any job's). Returns the counts; null when the site is gone.
    */
   recordSuccess(siteId: string, jobId: string): Promise<ChangeCounts | null>;
+  /** The site's runs (jobs), newest first, older than `beforeSeq` when given. */
+  runs(siteId: string, limit: number, beforeSeq: number | null): Promise<StoredJob[]>;
   /** URLs of one kind of a run's change set, sorted, after `afterUrl`. */
   changes(jobId: string, kind: ChangeKind, afterUrl: string | null, limit: number): Promise<string[]>;
 

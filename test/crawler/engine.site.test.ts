@@ -212,7 +212,7 @@ describe("links, redirects and scope", () => {
     expect(result.truncated).toBe(false);
   });
 
-  test("lastmod comes from Last-Modified only", async () => {
+  test("lastmod comes from Last-Modified when the page gives no date of its own", async () => {
     const site = await serve({
       "/": new Response(links("/dated"), { headers: { "content-type": "text/html" } }),
       "/dated": new Response("<p>x", { headers: { "content-type": "text/html", "last-modified": "Mon, 02 Mar 2026 09:30:00 GMT" } }),

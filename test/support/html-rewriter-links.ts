@@ -21,7 +21,8 @@ export function extractPageWithHtmlRewriter(
   maxLinks: number,
   extras: ExtractExtras = {},
 ): PageFacts {
-  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
+  // The dates a page gives itself are not compared: the pages compared hold none.
+  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [], ownDates: {} };
   if (extras.alternates) tags.alternates = [];
   if (extras.images) tags.imageSrcs = new Set();
   readTags(html, tags, productToken.toLowerCase());

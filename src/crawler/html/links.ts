@@ -1,10 +1,13 @@
-// What one HTML page says: its links to follow, its canonical URL and its robots meta directives.
+// What one HTML page says: its links to follow, its canonical URL, its robots meta directives, the
+// dates it gives itself and, when asked, its fingerprint.
 // The tags are found by tag-scanner.ts (the HTML tokenizer's rules, no tree): its cost is linear in
 // the page whatever its nesting, where a DOM parser's grows with the square of a hostile page's
 // unclosed tags.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES, type Directives } from "./directives.ts";
 import { decodeHTMLAttribute } from "entities";
-import { readStartTags, type ReportedAttribute } from "./tag-scanner.ts";
+import { readStartTags, type PageText, type ReportedAttribute } from "./tag-scanner.ts";
+import { fingerprintOf } from "./fingerprint.ts";
+import { jsonLdDateModified, type OwnDates } from "./page-date.ts";
 import { normaliseLink, normaliseUrl } from "../url/url.ts";
 import type { Alternate } from "../output/xml.ts";
 
@@ -23,6 +26,8 @@ export interface ExtractExtras {
   images?: boolean;
   /** The links not followed too (`rel="nofollow"`, or all under a nofollow meta): the link report's referrers. */
   nofollow?: boolean;
+  /** The page's fingerprint (fingerprint.ts): its title and main text, hashed. */
+  fingerprint?: boolean;
 }
 
 export interface PageFacts {
@@ -46,6 +51,10 @@ export interface PageFacts {
   images?: string[];
   /** Links not followed, normalised, unique, none of them in `links`, at most maxLinks; only when asked for. */
   nofollowLinks?: string[];
+  /** The dates the page gives itself (page-date.ts's pageLastmod makes its <lastmod> of them). */
+  ownDates: OwnDates;
+  /** fingerprintOf the page's title and main text; only when asked for. */
+  fingerprint?: string;
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
@@ -61,6 +70,9 @@ export interface Tags {
   imageSrcs?: Set<string>;
   /** Hrefs of `rel="nofollow"` links, when the links not followed are gathered. */
   nofollowHrefs?: string[];
+  ownDates: OwnDates;
+  /** The title and main text, when the fingerprint is asked for. */
+  text?: PageText;
 }
 
 export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
@@ -97,7 +109,8 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
       links.add(link);
     }
   }
-  const facts: PageFacts = { links: [...links], linksDropped, invalid, canonical, directives: tags.directives };
+  const facts: PageFacts = { links: [...links], linksDropped, invalid, canonical, directives: tags.directives, ownDates: tags.ownDates };
+  if (tags.text) facts.fingerprint = fingerprintOf(tags.text);
   if (tags.alternates) facts.alternates = resolveAlternates(tags.alternates, base);
   if (tags.imageSrcs) facts.images = resolveImages(tags.imageSrcs, base);
   if (tags.nofollowHrefs) {
@@ -174,7 +187,8 @@ function resolveImage(src: string, base: string): string | null {
  * markup it is (the scanner gives noscript no special treatment, as a browser without scripting).
  */
 function readTags(html: string, productToken: string, extras: ExtractExtras = {}): Tags {
-  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [] };
+  const ownDates: OwnDates = {};
+  const tags: Tags = { baseHref: undefined, canonicalHref: undefined, directives: NO_DIRECTIVES, hrefs: [], ownDates };
   const alternates: Tags["alternates"] = extras.alternates ? [] : undefined;
   const imageSrcs: Tags["imageSrcs"] = extras.images ? new Set() : undefined;
   const nofollowHrefs: Tags["nofollowHrefs"] = extras.nofollow ? [] : undefined;
@@ -182,46 +196,58 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
   if (imageSrcs) tags.imageSrcs = imageSrcs;
   if (nofollowHrefs) tags.nofollowHrefs = nofollowHrefs;
   const token = productToken.toLowerCase();
-  readStartTags(html, (name, attributes) => {
-    const attribute = (key: ReportedAttribute) => decoded(attributes.get(key));
-    switch (name) {
-      case "a":
-      case "area": {
-        const href = attribute("href");
-        if (href === undefined) return;
-        const rel = attribute("rel");
-        if (rel === undefined || !hasRelToken(rel, "nofollow")) tags.hrefs.push(href);
-        else nofollowHrefs?.push(href);
-        return;
-      }
-      case "base":
-        tags.baseHref ??= attribute("href");
-        return;
-      case "link": {
-        const [relValue, href] = [attribute("rel"), attribute("href")];
-        if (relValue === undefined || href === undefined) return;
-        if (tags.canonicalHref === undefined && hasRelToken(relValue, "canonical")) tags.canonicalHref = href;
-        if (alternates && hasRelToken(relValue, "alternate")) {
-          const hreflang = attribute("hreflang");
-          // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
-          if (hreflang !== undefined && alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) alternates.push({ hreflang, href });
+  const findings = readStartTags(
+    html,
+    (name, attributes) => {
+      const attribute = (key: ReportedAttribute) => decoded(attributes.get(key));
+      switch (name) {
+        case "a":
+        case "area": {
+          const href = attribute("href");
+          if (href === undefined) return;
+          const rel = attribute("rel");
+          if (rel === undefined || !hasRelToken(rel, "nofollow")) tags.hrefs.push(href);
+          else nofollowHrefs?.push(href);
+          return;
         }
-        return;
+        case "base":
+          tags.baseHref ??= attribute("href");
+          return;
+        case "link": {
+          const [relValue, href] = [attribute("rel"), attribute("href")];
+          if (relValue === undefined || href === undefined) return;
+          if (tags.canonicalHref === undefined && hasRelToken(relValue, "canonical")) tags.canonicalHref = href;
+          if (alternates && hasRelToken(relValue, "alternate")) {
+            const hreflang = attribute("hreflang");
+            // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
+            if (hreflang !== undefined && alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) alternates.push({ hreflang, href });
+          }
+          return;
+        }
+        case "meta": {
+          if (ownDates.modifiedTime === undefined) {
+            const property = attributes.get("property");
+            if (property !== undefined && property.trim().toLowerCase() === "article:modified_time")
+              ownDates.modifiedTime = attribute("content");
+          }
+          const [metaName, content] = [attribute("name"), attribute("content")];
+          if (metaName === undefined || content === undefined) return;
+          const lower = metaName.trim().toLowerCase();
+          if (lower === "robots" || lower === token) tags.directives = mergeDirectives(tags.directives, metaDirectives(content));
+          return;
+        }
+        case "img": {
+          const src = attribute("src");
+          // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
+          if (imageSrcs && src !== undefined && imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(src);
+        }
       }
-      case "meta": {
-        const [metaName, content] = [attribute("name"), attribute("content")];
-        if (metaName === undefined || content === undefined) return;
-        const lower = metaName.trim().toLowerCase();
-        if (lower === "robots" || lower === token) tags.directives = mergeDirectives(tags.directives, metaDirectives(content));
-        return;
-      }
-      case "img": {
-        const src = attribute("src");
-        // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
-        if (imageSrcs && src !== undefined && imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(src);
-      }
-    }
-  });
+    },
+    extras.fingerprint === true,
+  );
+  const dateModified = jsonLdDateModified(findings.jsonLd);
+  if (dateModified !== undefined) ownDates.dateModified = dateModified;
+  if (findings.text) tags.text = findings.text;
   return tags;
 }
 

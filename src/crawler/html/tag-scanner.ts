@@ -20,11 +20,22 @@
 // names by a hash of their characters (no string per tag), records only the attributes it may be
 // asked for (no Map, no string until `get`), and reports a tag through one reused object
 // (notes/bench-profile.md, "Tag scanner (issue 16)").
+//
+// Beside the tags, every scan keeps the text of `<script type="application/ld+json">` (a page's
+// JSON-LD dates), and a scan asked for `text` keeps the page's text nodes and its first title for
+// the page's fingerprint (fingerprint.ts). The text is found in the same pass: the scan already
+// visits every "<", so a text node is the stretch between two tokens, recorded as bounds and sliced
+// once the main content is known. Its regions (the first main, the first article, the page outside
+// nav, header, footer and aside; noscript and template are never text) come from a stack of those
+// eight elements only: an end tag closes the latest open element of its name and the tracked ones
+// opened inside it, as the tree builder's "any other end tag" does; an end tag of an untracked
+// element (a `</div>` around an unclosed `<nav>`) closes nothing, where the tree builder would close
+// the nav too. The text mode costs nothing when off: one test per token.
 
 /** The start tags reported to readStartTags' callback. */
 export type ReportedTag = "a" | "area" | "base" | "link" | "meta" | "img";
 /** The attributes a reported tag's `get` answers for. */
-export type ReportedAttribute = "href" | "rel" | "hreflang" | "name" | "content" | "src";
+export type ReportedAttribute = "href" | "rel" | "hreflang" | "name" | "content" | "src" | "property";
 
 /** A reported start tag's attributes, valid only during the callback. */
 export interface TagAttributes {
@@ -34,6 +45,40 @@ export interface TagAttributes {
    */
   get(name: ReportedAttribute): string | undefined;
 }
+
+/** What a scan finds beside the reported tags. */
+export interface ScanFindings {
+  /** The text of each `<script type="application/ld+json">` (type in any case, spaces around it allowed), in document order, as written. */
+  jsonLd: readonly string[];
+  /** The page's text, when the scan was asked for it. */
+  text?: PageText;
+}
+
+/** A page's title and main text as the fingerprint reads them, character references not decoded. */
+export interface PageText {
+  /** The first title element's text (svg's titles are not it); "" when there is none. */
+  title: string;
+  /** The page the nodes are in. */
+  html: string;
+  /**
+   * The text nodes of the page's main content as [start, end) pairs of `html`, in document order:
+   * those inside the first main, else inside the first article, else all outside nav, header, footer
+   * and aside; never those inside noscript or template (nor, as everywhere, the text of script, style
+   * and the other raw text and RCDATA elements). A tag or comment between two stretches of text
+   * separates them. Bounds, not strings: a hostile 5 MiB page of "a<b>" has 1.3 million nodes,
+   * 10 MB of bounds where an array of their strings took 87 MB.
+   */
+  nodes: Int32Array;
+}
+
+/** The text nodes of `text` as strings (for tests and tools). */
+export function textNodes(text: PageText): string[] {
+  const nodes: string[] = [];
+  for (let k = 0; k < text.nodes.length; k += 2) nodes.push(text.html.slice(text.nodes[k], text.nodes[k + 1]));
+  return nodes;
+}
+
+const NO_JSON_LD: readonly string[] = Object.freeze([]);
 
 /** A reported start tag with all its attributes (names lower-cased, the first of a repeated name). */
 export interface ScannedTag {
@@ -84,6 +129,8 @@ const SVG_POINT = 512;
 const MATH_POINT = 1024;
 /** annotation-xml, an HTML integration point when its encoding is text/html or application/xhtml+xml. */
 const ANNOTATION = 2048;
+/** The elements that decide the page's text regions (main, article, nav, ...): TRACK_CODE gives which. */
+const TRACKED = 4096;
 
 const TAG_FLAGS = new Map<string, number>();
 function flag(names: string, bits: number): void {
@@ -105,12 +152,38 @@ flag("font", FONT);
 flag("desc title foreignobject", SVG_POINT);
 flag("mi mo mn ms mtext", MATH_POINT);
 flag("annotation-xml", ANNOTATION);
+flag("main article nav header footer aside noscript template", TRACKED);
+
+// The tracked elements' codes (1-8) and what each means for the text regions.
+const MAIN = 1,
+  ARTICLE = 2,
+  NOSCRIPT = 7,
+  TEMPLATE = 8;
+const TRACK_CODE = new Map([
+  ["main", MAIN],
+  ["article", ARTICLE],
+  ["nav", 3],
+  ["header", 4],
+  ["footer", 5],
+  ["aside", 6],
+  ["noscript", NOSCRIPT],
+  ["template", TEMPLATE],
+]);
+/** nav, header, footer and aside: outside the body's main text. */
+function isChrome(code: number): boolean {
+  return code >= 3 && code <= 6;
+}
+// The regions a text node is in, as bits.
+const IN_MAIN = 1,
+  IN_ARTICLE = 2,
+  IN_BODY = 4;
 
 // The names above in an open-addressed table keyed by a hash of the name's characters with ASCII
 // letters lower-cased, so that a tag name is classified without making a string of it.
 const SLOTS = 256;
 const slotNames: (string | undefined)[] = new Array(SLOTS).fill(undefined);
 const slotFlags = new Int32Array(SLOTS);
+const slotCodes = new Uint8Array(SLOTS);
 /** The hash step for one character of a name (ASCII letters lower-cased; a false match is ruled out by comparing the name). */
 function hashStep(hash: number, c: number): number {
   return (Math.imul(hash, 31) + (c | 0x20)) | 0;
@@ -122,6 +195,7 @@ for (const [name, bits] of TAG_FLAGS) {
   while (slotNames[slot] !== undefined) slot = (slot + 1) & (SLOTS - 1);
   slotNames[slot] = name;
   slotFlags[slot] = bits;
+  slotCodes[slot] = TRACK_CODE.get(name) ?? 0;
 }
 
 /** The slot of the tag name html[start, end) whose hash is `hash`, or -1 for a name with no flags. */
@@ -134,17 +208,19 @@ function slotOf(html: string, start: number, end: number, hash: number): number 
 }
 
 // The attributes recorded for a tag, by index: those reported, then those the namespace rules read.
-const ATTRIBUTES = ["href", "rel", "hreflang", "name", "content", "src", "color", "face", "size", "encoding"] as const;
+const ATTRIBUTES = ["href", "rel", "hreflang", "name", "content", "src", "property", "color", "face", "size", "encoding", "type"] as const;
 const HREF = 0,
   REL = 1,
   HREFLANG = 2,
   NAME = 3,
   CONTENT = 4,
   SRC = 5,
-  COLOR = 6,
-  FACE = 7,
-  SIZE = 8,
-  ENCODING = 9;
+  PROPERTY = 6,
+  COLOR = 7,
+  FACE = 8,
+  SIZE = 9,
+  ENCODING = 10,
+  TYPE = 11;
 const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = {
   href: HREF,
   rel: REL,
@@ -152,6 +228,7 @@ const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = {
   name: NAME,
   content: CONTENT,
   src: SRC,
+  property: PROPERTY,
 };
 
 /** Whether html[start, start + word.length) is `word` (lower case) with its ASCII letters in any case. */
@@ -174,13 +251,15 @@ function attributeIndex(html: string, start: number, end: number): number {
       if (isWordAt(html, start, "href")) return HREF;
       if (isWordAt(html, start, "name")) return NAME;
       if (isWordAt(html, start, "face")) return FACE;
-      return isWordAt(html, start, "size") ? SIZE : -1;
+      if (isWordAt(html, start, "size")) return SIZE;
+      return isWordAt(html, start, "type") ? TYPE : -1;
     case 5:
       return isWordAt(html, start, "color") ? COLOR : -1;
     case 7:
       return isWordAt(html, start, "content") ? CONTENT : -1;
     case 8:
       if (isWordAt(html, start, "hreflang")) return HREFLANG;
+      if (isWordAt(html, start, "property")) return PROPERTY;
       return isWordAt(html, start, "encoding") ? ENCODING : -1;
     default:
       return -1;
@@ -220,6 +299,30 @@ class Scanner implements TagAttributes {
   work = 0;
   /** What scriptEnd's "-->" searches examined beyond where the scan resumed. */
   lookAhead = 0;
+  /** The JSON-LD scripts' texts, as [start, end) pairs. */
+  readonly jsonLd: number[] = [];
+  /** Whether this scan records the text (PageText). */
+  text = false;
+  /** Text nodes as [start, end) pairs, and the regions (IN_MAIN, IN_ARTICLE, IN_BODY) of each. */
+  textBounds = new Int32Array(512);
+  textRegions = new Uint8Array(256);
+  textCount = 0;
+  /** Where the current text node started. */
+  textStart = 0;
+  titleStart = -1;
+  titleEnd = -1;
+  /** Tracked elements open (their codes, innermost last), and how many of each code. */
+  open = new Uint8Array(16);
+  openDepth = 0;
+  readonly openCounts = new Int32Array(TRACK_CODE.size + 1);
+  /** Open nav, header, footer and aside elements; open noscript and template elements. */
+  chrome = 0;
+  hidden = 0;
+  /** The first main and the first article: 0 not seen, 1 open, 2 closed; and their place in `open`. */
+  mainState = 0;
+  mainAt = -1;
+  articleState = 0;
+  articleAt = -1;
 
   get(name: ReportedAttribute): string | undefined {
     const at = 2 * ATTRIBUTE_INDEX[name];
@@ -235,10 +338,13 @@ class Scanner implements TagAttributes {
     return this.depth === 0 ? HTML_NS : this.stack[this.depth - 1]!;
   }
 
-  scan(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void): void {
+  scan(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void, text: boolean): void {
     this.html = html;
     this.depth = 0;
     this.lookAhead = 0;
+    this.jsonLd.length = 0;
+    this.text = text;
+    if (text) this.resetText();
     const n = html.length;
     // Each step examines the page from `i` to where the next starts (searches included); scriptEnd
     // adds what its "-->" search looks at beyond that. Whatever ends the loop (the page's end,
@@ -258,13 +364,16 @@ class Scanner implements TagAttributes {
         const slot = slotOf(html, lt + 1, p, hash);
         const flags = slot < 0 ? 0 : slotFlags[slot]!;
         const foreign = this.depth > 0 && this.ns !== HTML_NS;
-        const record = (flags & REPORTED) !== 0 || (foreign && (flags & (FONT | ANNOTATION)) !== 0);
+        const record = (flags & (REPORTED | SCRIPT)) !== 0 || (foreign && (flags & (FONT | ANNOTATION)) !== 0);
         if (record) {
           this.bounds.fill(-1);
           if (this.all) this.all = new Map();
         }
         next = this.readAttributes(p, record);
-        if (next < 0) break; // cut off by the end of the page: no tag
+        if (next < 0) {
+          if (text) this.endText(lt, n);
+          break; // cut off by the end of the page: no tag
+        }
         if (flags !== 0) {
           const name = slotNames[slot]!;
           if (flags & REPORTED) report(name as ReportedTag, this);
@@ -273,12 +382,22 @@ class Scanner implements TagAttributes {
           } else if (foreign) {
             this.startTagInForeignContent(flags);
           } else if (flags & TEXT) {
+            const start = next;
             next = this.textEnd(next, name);
+            if (text && name === "title" && this.titleStart < 0) {
+              this.titleStart = start;
+              this.titleEnd = next;
+            }
           } else if (flags & SCRIPT) {
+            const start = next;
             next = this.scriptEnd(next);
+            if (this.isJsonLd()) this.jsonLd.push(start, next);
           } else if (flags & PLAINTEXT) {
+            if (text) this.endText(lt, next);
             i = next;
             break;
+          } else if (text && flags & TRACKED) {
+            this.openTracked(slotCodes[slot]!, lt);
           }
         }
       } else if (c === SLASH) {
@@ -290,14 +409,22 @@ class Scanner implements TagAttributes {
           for (let d = html.charCodeAt(p); p < n && !endsName(d); d = html.charCodeAt(++p)) hash = hashStep(hash, d);
           const nameEnd = p;
           next = this.readAttributes(p, false);
-          if (next < 0) break;
-          if (this.depth > 0) {
+          if (next < 0) {
+            if (text) this.endText(lt, n);
+            break;
+          }
+          if (this.depth > 0 || text) {
             const slot = slotOf(html, lt + 2, nameEnd, hash);
-            if (slot >= 0) this.endTag(slotFlags[slot]!);
+            if (slot >= 0) {
+              const flags = slotFlags[slot]!;
+              if (this.depth > 0) this.endTag(flags);
+              if (text && flags & TRACKED) this.closeTracked(slotCodes[slot]!, lt);
+            }
           }
         } else if (first === GT) {
           next = lt + 3; // "</>" is nothing
         } else if (lt + 2 >= n) {
+          if (text) this.endText(lt, lt);
           break; // "</" at the end is text
         } else {
           next = bogusCommentEnd(html, lt + 2);
@@ -309,10 +436,125 @@ class Scanner implements TagAttributes {
       } else {
         next = lt + 1; // "<" and anything else is text
       }
+      // Every token ends the text node before it; a "<" that starts none is text.
+      if (text && next !== lt + 1) this.endText(lt, next);
       work += next - i;
       i = next;
     }
     this.work = work + (n - i) + this.lookAhead;
+    if (text) this.addText(this.textStart, n);
+  }
+
+  /** The text node up to the token at `lt` ends there; the next one starts at `next`. */
+  private endText(lt: number, next: number): void {
+    this.addText(this.textStart, lt);
+    this.textStart = next;
+  }
+
+  /** Whether the script start tag just read is JSON-LD: its type, ASCII spaces around it, is application/ld+json in any case. */
+  private isJsonLd(): boolean {
+    let start = this.bounds[2 * TYPE]!;
+    if (start < 0) return false;
+    let end = this.bounds[2 * TYPE + 1]!;
+    while (start < end && isSpace(this.html.charCodeAt(start))) start++;
+    while (end > start && isSpace(this.html.charCodeAt(end - 1))) end--;
+    return end - start === 19 && isWordAt(this.html, start, "application/ld+json");
+  }
+
+  private resetText(): void {
+    this.textCount = this.textStart = 0;
+    this.titleStart = this.titleEnd = -1;
+    this.openDepth = this.chrome = this.hidden = 0;
+    this.openCounts.fill(0);
+    this.mainState = this.articleState = 0;
+    this.mainAt = this.articleAt = -1;
+  }
+
+  /** Records html[start, end) as a text node in the regions open now (none inside noscript or template). */
+  private addText(start: number, end: number): void {
+    if (end <= start || this.hidden > 0) return;
+    const regions = (this.mainState === 1 ? IN_MAIN : 0) | (this.articleState === 1 ? IN_ARTICLE : 0) | (this.chrome === 0 ? IN_BODY : 0);
+    if (regions === 0) return;
+    const count = this.textCount;
+    if (count === this.textRegions.length) {
+      const bounds = new Int32Array(4 * count);
+      bounds.set(this.textBounds);
+      this.textBounds = bounds;
+      const regionsGrown = new Uint8Array(2 * count);
+      regionsGrown.set(this.textRegions);
+      this.textRegions = regionsGrown;
+    }
+    this.textBounds[2 * count] = start;
+    this.textBounds[2 * count + 1] = end;
+    this.textRegions[count] = regions;
+    this.textCount = count + 1;
+  }
+
+  /** A tracked element's start tag at `lt`: the text before it is in the regions open before it. */
+  private openTracked(code: number, lt: number): void {
+    this.endText(lt, lt);
+    if (this.openDepth === this.open.length) {
+      const grown = new Uint8Array(2 * this.openDepth);
+      grown.set(this.open);
+      this.open = grown;
+    }
+    const at = this.openDepth++;
+    this.open[at] = code;
+    this.openCounts[code]!++;
+    if (code === MAIN && this.mainState === 0) {
+      this.mainState = 1;
+      this.mainAt = at;
+    } else if (code === ARTICLE && this.articleState === 0) {
+      this.articleState = 1;
+      this.articleAt = at;
+    } else if (code === NOSCRIPT || code === TEMPLATE) {
+      this.hidden++;
+    } else if (isChrome(code)) {
+      this.chrome++;
+    }
+  }
+
+  /** An end tag of a tracked element: closes the latest open one of its name and those opened inside it; nothing when none is open. */
+  private closeTracked(code: number, lt: number): void {
+    if (this.openCounts[code] === 0) return;
+    this.endText(lt, lt);
+    for (;;) {
+      const at = --this.openDepth;
+      const closed = this.open[at]!;
+      this.openCounts[closed]!--;
+      if (closed === NOSCRIPT || closed === TEMPLATE) this.hidden--;
+      else if (isChrome(closed)) this.chrome--;
+      if (at === this.mainAt && this.mainState === 1) this.mainState = 2;
+      if (at === this.articleAt && this.articleState === 1) this.articleState = 2;
+      if (closed === code) return;
+    }
+  }
+
+  /** What the scan found beside the tags: slices of the page, made once it is read. */
+  findings(): ScanFindings {
+    const html = this.html;
+    const pairs = this.jsonLd;
+    let jsonLd = NO_JSON_LD;
+    if (pairs.length > 0) {
+      const texts: string[] = [];
+      for (let k = 0; k < pairs.length; k += 2) texts.push(html.slice(pairs[k], pairs[k + 1]));
+      jsonLd = texts;
+    }
+    if (!this.text) return { jsonLd };
+    const region = this.mainState !== 0 ? IN_MAIN : this.articleState !== 0 ? IN_ARTICLE : IN_BODY;
+    const bounds = this.textBounds;
+    const regions = this.textRegions;
+    let count = 0;
+    for (let k = 0; k < this.textCount; k++) if (regions[k]! & region) count++;
+    const nodes = new Int32Array(2 * count);
+    for (let k = 0, at = 0; k < this.textCount; k++) {
+      if (regions[k]! & region) {
+        nodes[at++] = bounds[2 * k]!;
+        nodes[at++] = bounds[2 * k + 1]!;
+      }
+    }
+    const title = this.titleStart < 0 ? "" : html.slice(this.titleStart, this.titleEnd);
+    return { jsonLd, text: { title, html, nodes } };
   }
 
   private push(ns: number): void {
@@ -526,20 +768,28 @@ function isEndTagOf(html: string, at: number, name: string): boolean {
 
 const scanner = new Scanner();
 
-/** Lets go of the page and of a namespace stack a hostile page grew (one byte per open svg or math). */
+/** Lets go of the page and of what a hostile page grew (a byte per open svg, math or tracked element; 9 per text node). */
 function release(): void {
   scanner.html = "";
   if (scanner.stack.length > 1024) scanner.stack = new Uint8Array(16);
+  if (scanner.open.length > 1024) scanner.open = new Uint8Array(16);
+  if (scanner.textRegions.length > 4096) {
+    scanner.textBounds = new Int32Array(512);
+    scanner.textRegions = new Uint8Array(256);
+  }
+  scanner.jsonLd.length = 0;
 }
 
 /**
  * Calls `report` for every a, area, base, link, meta and img start tag of `html`, in document
- * order, with its attributes (valid during the call only). Not reentrant: `report` must not scan.
+ * order, with its attributes (valid during the call only), and returns what else the page holds:
+ * its JSON-LD, and with `text` its title and main text. Not reentrant: `report` must not scan.
  */
-export function readStartTags(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void): void {
+export function readStartTags(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void, text = false): ScanFindings {
   scanner.all = null;
   try {
-    scanner.scan(html, report);
+    scanner.scan(html, report, text);
+    return scanner.findings();
   } finally {
     release();
   }
@@ -549,7 +799,7 @@ export function readStartTags(html: string, report: (name: ReportedTag, attribut
 export function scanTags(html: string, report: (tag: ScannedTag) => void): void {
   scanner.all = new Map();
   try {
-    scanner.scan(html, (name) => report({ name, attributes: scanner.all! }));
+    scanner.scan(html, (name) => report({ name, attributes: scanner.all! }), false);
   } finally {
     scanner.all = null;
     release();

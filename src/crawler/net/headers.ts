@@ -59,18 +59,33 @@ const RFC850_DATE = /^[A-Z][a-z]{5,8}, (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(
 /** ANSI C's asctime() form, "Sun Nov  6 08:49:37 1994" (a one-digit day after a space). */
 const ASCTIME_DATE = /^[A-Z][a-z]{2} ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
+/** A Last-Modified this close to the answer's own Date is the time of the answer, not of the page. */
+export const STAMPED_NOW_MS = 60_000;
+
 /**
  * `Last-Modified` as a W3C datetime ("2026-11-21T10:15:00Z"), or undefined when absent, in none of
- * the three HTTP date forms a recipient must accept (RFC 9110 5.6.7), impossible, or later than `now`.
+ * the three HTTP date forms a recipient must accept (RFC 9110 5.6.7), impossible, later than `now`,
+ * or within STAMPED_NOW_MS of the answer's `Date` (a server that stamps every answer "now"; an
+ * absent or unreadable Date rules out nothing).
  */
 export function lastModifiedOf(headers: Headers, now: number): string | undefined {
   const value = headers.get("last-modified")?.trim() ?? "";
+  if (value === "") return undefined;
+  let read: { time: number; iso: string | undefined } | undefined;
   // Sites send one date for many pages: an IMF-fixdate's reading depends on the string alone.
-  if (value === lastFixdate.value) return lastFixdate.time > now ? undefined : lastFixdate.iso;
-  const read = readHttpDate(value, now);
-  if (read === undefined) return undefined;
-  if (IMF_FIXDATE.test(value)) Object.assign(lastFixdate, { value, ...read });
-  return read.time > now ? undefined : read.iso;
+  if (value === lastFixdate.value) read = lastFixdate;
+  else {
+    read = readHttpDate(value, now);
+    if (read === undefined) return undefined;
+    if (IMF_FIXDATE.test(value)) Object.assign(lastFixdate, { value, ...read });
+  }
+  if (read.time > now) return undefined;
+  const dateValue = headers.get("date");
+  if (dateValue !== null) {
+    const date = readHttpDate(dateValue.trim(), now);
+    if (date !== undefined && Math.abs(date.time - read.time) <= STAMPED_NOW_MS) return undefined;
+  }
+  return read.iso;
 }
 
 /** The last IMF-fixdate read, and what it reads as. */

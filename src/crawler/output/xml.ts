@@ -11,7 +11,10 @@ export interface Alternate {
 
 export interface SitemapEntry {
   loc: string;
-  /** W3C datetime, from the page's Last-Modified. */
+  /**
+   * W3C datetime: the page's own date (html/page-date.ts: article:modified_time, JSON-LD
+   * dateModified, then a plausible Last-Modified), or none.
+   */
   lastmod?: string;
   /** Only with the alternates option. */
   alternates?: Alternate[];

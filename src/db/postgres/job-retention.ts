@@ -18,7 +18,9 @@ export function createPostgresJobRetention(access: PgAccess): JobRetention {
       run((sql) =>
         sql.begin(async (tx) => {
           const rows = await tx.unsafe(
-            `SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < $1 AND lease_owner IS NULL LIMIT $2 FOR UPDATE SKIP LOCKED`,
+            // A site's latest successful run stays: its sitemap is the site's, and its pages the next run's history.
+            `SELECT id FROM jobs WHERE finished_at IS NOT NULL AND finished_at < $1 AND lease_owner IS NULL
+               AND id NOT IN (SELECT last_success FROM sites WHERE last_success IS NOT NULL) LIMIT $2 FOR UPDATE SKIP LOCKED`,
             [beforeIso, limit],
           );
           for (const { id } of rows as { id: string }[]) await moveToCleanup(tx, id);
@@ -32,7 +34,7 @@ export function createPostgresJobRetention(access: PgAccess): JobRetention {
           const next = (await tx.unsafe(`SELECT job_id, parts FROM job_cleanup LIMIT 1 FOR UPDATE SKIP LOCKED`))[0] as
             | { job_id: string; parts: boolean }
             | undefined;
-          if (!next) return 0;
+          if (!next) return sweepPages(tx, limit);
           const id = next.job_id;
           let deleted = (
             await tx.unsafe(`DELETE FROM job_urls WHERE job_id = $1 AND url IN (SELECT url FROM job_urls WHERE job_id = $1 LIMIT $2)`, [
@@ -56,10 +58,29 @@ export function createPostgresJobRetention(access: PgAccess): JobRetention {
               ])
             ).count;
           }
-          if (deleted < limit && next.parts) deleted += (await tx.unsafe(`DELETE FROM job_parts WHERE job_id = $1`, [id])).count;
+          if (deleted < limit && next.parts) {
+            deleted += (await tx.unsafe(`DELETE FROM job_parts WHERE job_id = $1`, [id])).count;
+            // A site's run: its change set goes with it, its page rows by page_cleanup.
+            deleted += (await tx.unsafe(`DELETE FROM site_changes WHERE job_id = $1`, [id])).count;
+            await tx.unsafe(`INSERT INTO page_cleanup (job_id) VALUES ($1) ON CONFLICT DO NOTHING`, [id]);
+          }
           if (deleted < limit) await tx.unsafe(`DELETE FROM job_cleanup WHERE job_id = $1`, [id]);
           return Math.max(deleted, 1);
         }),
       ),
   };
+}
+
+/** A batch of the page rows of a run that is no longer its site's history (page_cleanup); 0 when none is left. */
+async function sweepPages(tx: SQL, limit: number): Promise<number> {
+  const next = (await tx.unsafe(`SELECT job_id FROM page_cleanup LIMIT 1 FOR UPDATE SKIP LOCKED`))[0] as { job_id: string } | undefined;
+  if (!next) return 0;
+  const deleted = (
+    await tx.unsafe(`DELETE FROM job_pages WHERE job_id = $1 AND url IN (SELECT url FROM job_pages WHERE job_id = $1 LIMIT $2)`, [
+      next.job_id,
+      limit,
+    ])
+  ).count;
+  if (deleted < limit) await tx.unsafe(`DELETE FROM page_cleanup WHERE job_id = $1`, [next.job_id]);
+  return Math.max(deleted, 1);
 }

@@ -30,6 +30,10 @@ export function createPostgresKeyStore(access: PgAccess): KeyStore {
       );
       return { key, record: toRecord(rows[0]) };
     },
+    async active(id) {
+      const rows = await q((s) => s.unsafe(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE id = $1 AND revoked_at IS NULL`, [id]));
+      return rows.length ? toRecord(rows[0]) : null;
+    },
     async list() {
       const rows = await q((s) => s.unsafe(`SELECT ${RECORD_COLUMNS} FROM api_keys ORDER BY id`));
       return [...rows].map(toRecord);

@@ -4,7 +4,19 @@
 import type { SQL } from "bun";
 import type { ChangeCounts, ChangeKind } from "../../sites/site.ts";
 import type { RunStart, RunStarted, SiteStore } from "../../sites/site-store.ts";
-import { PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
+import {
+  JOB_COLUMNS,
+  type JobRow,
+  jobFromRow,
+  NEW_JOB_PROGRESS,
+  PAGE_COLUMNS,
+  type PageRow,
+  pageFromRow,
+  pageParams,
+  SITE_COLUMNS,
+  type SiteRow,
+  siteFromRow,
+} from "../rows.ts";
 import type { PgAccess } from "./database.ts";
 
 /** Page rows per multi-row statement: 11 parameters each stays far under PostgreSQL's 65,535. */
@@ -128,7 +140,7 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
               job.callbackUrl,
               job.callbackSecret,
               job.createdAt,
-              JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+              NEW_JOB_PROGRESS,
               failed ? null : (job.credentials ?? null),
               siteId,
               failed ? JSON.stringify(failed.error) : null,
@@ -195,6 +207,16 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
           return { added: of("added"), removed: of("removed"), changed: of("changed"), unchanged: total - of("added") - of("changed") };
         }),
       ),
+
+    runs: (siteId, limit, beforeSeq) =>
+      run(async (sql) => {
+        const rows = await sql.unsafe(`SELECT ${JOB_COLUMNS} FROM jobs WHERE site_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [
+          siteId,
+          beforeSeq ?? Number.MAX_SAFE_INTEGER,
+          limit,
+        ]);
+        return (rows as JobRow[]).map(jobFromRow);
+      }),
 
     changes: (jobId, kind, afterUrl, limit) =>
       run(async (sql) => {

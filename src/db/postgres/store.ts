@@ -15,6 +15,7 @@ import {
 } from "../store.ts";
 import { migratePostgres, type PgAccess } from "./database.ts";
 import { createPostgresJobStore } from "./jobs.ts";
+import { createPostgresSiteStore } from "./sites.ts";
 import { createPostgresKeyStore } from "./keys.ts";
 import { createPostgresQuotaStore } from "./quota.ts";
 import { createPostgresHostLeases } from "./hosts.ts";
@@ -114,6 +115,8 @@ export async function openPostgresStore(spec: string, options: OpenOptions): Pro
     jobs: createPostgresJobStore(access),
     hosts: createPostgresHostLeases(access, processOwner()),
     backgroundJobs: createPostgresJobStore(postgresAccess(sql, BACKGROUND_DEADLINE_MS)),
+    sites: createPostgresSiteStore(access),
+    backgroundSites: createPostgresSiteStore(postgresAccess(sql, BACKGROUND_DEADLINE_MS)),
     async ready() {
       try {
         await q((s) =>

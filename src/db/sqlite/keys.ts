@@ -26,6 +26,10 @@ export function createKey(
   return { key, record };
 }
 
+export function activeKey(db: Database, id: number): KeyRecord | null {
+  return db.query<KeyRecord, [number]>(`SELECT ${RECORD_COLUMNS} FROM api_keys WHERE id = ? AND revoked_at IS NULL`).get(id);
+}
+
 export function listKeys(db: Database): KeyRecord[] {
   return db.query<KeyRecord, []>(`SELECT ${RECORD_COLUMNS} FROM api_keys ORDER BY id`).all();
 }

@@ -4,7 +4,19 @@
 import type { Database } from "bun:sqlite";
 import type { ChangeCounts, ChangeKind } from "../../sites/site.ts";
 import type { RunStart, SiteStore } from "../../sites/site-store.ts";
-import { PAGE_COLUMNS, type PageRow, pageFromRow, pageParams, SITE_COLUMNS, type SiteRow, siteFromRow } from "../rows.ts";
+import {
+  JOB_COLUMNS,
+  type JobRow,
+  jobFromRow,
+  NEW_JOB_PROGRESS,
+  PAGE_COLUMNS,
+  type PageRow,
+  pageFromRow,
+  pageParams,
+  SITE_COLUMNS,
+  type SiteRow,
+  siteFromRow,
+} from "../rows.ts";
 import type { SqliteAccess } from "./database.ts";
 
 export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
@@ -123,7 +135,7 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
               job.callbackUrl,
               job.callbackSecret,
               job.createdAt,
-              JSON.stringify({ pages_crawled: 0, pages_queued: 0, urls_listed: 0, elapsed_ms: 0 }),
+              NEW_JOB_PROGRESS,
               failed ? null : (job.credentials ?? null),
               siteId,
               failed ? JSON.stringify(failed.error) : null,
@@ -186,6 +198,16 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           if (previous !== null) db.query(`INSERT INTO page_cleanup (job_id) VALUES (?) ON CONFLICT DO NOTHING`).run(previous);
           return { added: of("added"), removed: of("removed"), changed: of("changed"), unchanged: listed - of("added") - of("changed") };
         })(),
+      ),
+
+    runs: (siteId, limit, beforeSeq) =>
+      read((db) =>
+        db
+          .query<JobRow, [string, number, number]>(
+            `SELECT ${JOB_COLUMNS} FROM jobs WHERE site_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+          )
+          .all(siteId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit)
+          .map(jobFromRow),
       ),
 
     changes: (jobId, kind, afterUrl, limit) =>

@@ -15,7 +15,8 @@ import {
 } from "../store.ts";
 import { openDatabase, type SqliteAccess } from "./database.ts";
 import { createSqliteJobStore } from "./jobs.ts";
-import { authenticate, createKey, listKeys, revokeKey } from "./keys.ts";
+import { createSqliteSiteStore } from "./sites.ts";
+import { authenticate, createKey, activeKey, listKeys, revokeKey } from "./keys.ts";
 import { sqliteMigrations } from "./migrations.ts";
 import { admit, peek, release } from "./quota.ts";
 import { createSqliteHostLeases } from "./hosts.ts";
@@ -139,6 +140,7 @@ export function createSqliteStore(db: Database, path: string, waitMs = STORE_WAI
     keys: {
       create: (input, now) => write((d) => createKey(d, input, now)),
       list: () => read(listKeys),
+      active: (id) => read((d) => activeKey(d, id)),
       revoke: (idOrPrefix, now) => write((d) => revokeKey(d, idOrPrefix, now)),
       authenticate: (key, now) => write((d) => authenticate(d, key, now)),
     },
@@ -151,6 +153,8 @@ export function createSqliteStore(db: Database, path: string, waitMs = STORE_WAI
     hosts: createSqliteHostLeases(access, processOwner()),
     // Busy waits are pauses between tries, never inside SQLite: a longer one still leaves the event loop free.
     backgroundJobs: createSqliteJobStore(sqliteAccess(db, Math.max(waitMs, BACKGROUND_DEADLINE_MS))),
+    sites: createSqliteSiteStore(access),
+    backgroundSites: createSqliteSiteStore(sqliteAccess(db, Math.max(waitMs, BACKGROUND_DEADLINE_MS))),
     async ready() {
       // What requests need: the file still the one opened, its pages readable, and a write lock
       // and a write that are then rolled back.

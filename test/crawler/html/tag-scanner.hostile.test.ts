@@ -72,6 +72,35 @@ describe("hostile pages: the scanner's work stays within twice the page", () => 
     });
   }
 
+  test("the text mode on the same pages: the same work, the same tags", () => {
+    for (const { name, html, reported } of CASES) {
+      let seen = 0;
+      readStartTags(html, () => seen++, true);
+      expect([name, seen, lastScanWork() / html.length <= 2 + 16 / html.length]).toEqual([name, reported, true]);
+    }
+  });
+
+  test("fingerprints of pages made of what the text mode tracks: a million text nodes, nested and unclosed regions", () => {
+    const fingerprint = (html: string) => extractPage(html, "http://site.test/", "genapi", 10, { fingerprint: true }).fingerprint;
+    const pages = [
+      repeat("a<b>", SIZE),
+      repeat("<nav>", SIZE),
+      repeat("a</nav>", SIZE),
+      repeat("<main>a", SIZE),
+      `<main>${repeat("<nav>a", SIZE)}`,
+      repeat("a&amp;<i>", SIZE),
+      `${repeat("<template>", SIZE)}a`,
+    ];
+    const found = pages.map(fingerprint);
+    for (const value of found) expect(value).toMatch(/^[0-9a-f]{16}$/);
+    // Nested navs and templates hide everything; the first of a million nested mains holds all their
+    // text, as many "a" nodes as the same number of "a</nav>" in the body.
+    expect(found[1]).toBe(fingerprint(""));
+    expect(found[6]).toBe(fingerprint(""));
+    expect(found[3]).toBe(found[2]);
+    expect(new Set(found).size).toBe(5);
+  });
+
   test("extractPage on the same kind of page: the link after 100,000 attributes, none from an unterminated script", () => {
     expect(extractPage(`<a ${"x ".repeat(100_000)}href=/found>`, "http://site.test/", "genapi", 10).links).toEqual([
       "http://site.test/found",

@@ -1,7 +1,7 @@
 // The tag scanner against the HTML tokenizer's rules, case by case. Against what the crawler read
 // before it (Bun's HTMLRewriter): tag-scanner.differential.test.ts.
 import { describe, expect, test } from "bun:test";
-import { scanTags, type ScannedTag } from "../../../src/crawler/html/tag-scanner.ts";
+import { readStartTags, scanTags, type ScannedTag } from "../../../src/crawler/html/tag-scanner.ts";
 
 function scanned(html: string): [string, Record<string, string>][] {
   const out: [string, Record<string, string>][] = [];
@@ -122,5 +122,33 @@ describe("scanTags: the tokenizer's rules", () => {
       scanTags(html, () => seen++);
       expect(seen).toBe(Math.floor(count));
     }
+  });
+});
+
+describe("readStartTags: JSON-LD", () => {
+  const jsonLd = (html: string) => readStartTags(html, () => {}).jsonLd;
+
+  test("the raw text of each application/ld+json script (type in any case, spaces around it), in document order", () => {
+    expect(
+      jsonLd(
+        `<script type="application/ld+json">{"a": "<b>"}</script><script TYPE=' APPLICATION/LD+JSON\n'>[1]</SCRIPT>` +
+          `<script type="application/json">{}</script><script>{}</script><script type="application/ld+json;x">{}</script>` +
+          `<script type=application/ld+json>{"b": "</scrip"}</script >`,
+      ),
+    ).toEqual(['{"a": "<b>"}', "[1]", '{"b": "</scrip"}']);
+  });
+
+  test("the script's end by the tokenizer's rules; none in svg, comments or other raw text; a cut-off one to the page's end", () => {
+    expect(jsonLd(`<script type="application/ld+json"><!--<script></script>--></script>`)).toEqual(["<!--<script></script>-->"]);
+    expect(
+      jsonLd(`<svg><script type="application/ld+json">{}</script></svg><!-- <script type="application/ld+json">{}</script> -->`),
+    ).toEqual([]);
+    expect(jsonLd(`<textarea><script type="application/ld+json">{}</script></textarea>`)).toEqual([]);
+    expect(jsonLd(`<script type="application/ld+json">{"open": `)).toEqual(['{"open": ']);
+  });
+
+  test("a page with none gives none; a scan does not carry one page's over to the next", () => {
+    expect(jsonLd(`<script type="application/ld+json">1</script>`)).toEqual(["1"]);
+    expect(jsonLd(`<p>`)).toEqual([]);
   });
 });

@@ -71,6 +71,25 @@ describe("lastModifiedOf", () => {
     }
     expect(lastModifiedOf(h({}), NOW)).toBeUndefined();
   });
+
+  test("a Last-Modified within 60 s of the answer's own Date (a server stamping every answer 'now') is not used", () => {
+    const at = (lastModified: string, date: string) => lastModifiedOf(h({ "last-modified": lastModified, date }), NOW);
+    expect(at("Sat, 21 Nov 2026 11:00:00 GMT", "Sat, 21 Nov 2026 11:00:00 GMT")).toBeUndefined();
+    expect(at("Sat, 21 Nov 2026 11:00:00 GMT", "Sat, 21 Nov 2026 11:01:00 GMT")).toBeUndefined(); // 60 s: within
+    expect(at("Sat, 21 Nov 2026 11:00:00 GMT", "Sat, 21 Nov 2026 11:01:01 GMT")).toBe("2026-11-21T11:00:00Z");
+    // Either side of Date, and whatever form each is written in.
+    expect(at("Sat, 21 Nov 2026 11:00:30 GMT", "Sat, 21 Nov 2026 11:00:00 GMT")).toBeUndefined();
+    expect(at("Saturday, 21-Nov-26 11:00:00 GMT", "Sat Nov 21 11:00:59 2026")).toBeUndefined();
+    // The rule looks at the answer's Date, not at the crawl's clock: an old Date and the same Last-Modified still match.
+    expect(at("Fri, 20 Nov 2020 08:00:00 GMT", "Fri, 20 Nov 2020 08:00:00 GMT")).toBeUndefined();
+    // A Last-Modified close to the crawl's now but far from Date is used; an absent or unreadable Date rules out nothing.
+    expect(at("Sat, 21 Nov 2026 11:59:59 GMT", "Sat, 21 Nov 2026 10:00:00 GMT")).toBe("2026-11-21T11:59:59Z");
+    expect(lastModifiedOf(h({ "last-modified": "Sat, 21 Nov 2026 11:59:59 GMT" }), NOW)).toBe("2026-11-21T11:59:59Z");
+    expect(at("Sat, 21 Nov 2026 11:59:59 GMT", "now")).toBe("2026-11-21T11:59:59Z");
+    // The remembered reading of a repeated Last-Modified is judged against each answer's Date.
+    expect(at("Sat, 21 Nov 2026 09:00:00 GMT", "Sat, 21 Nov 2026 09:00:10 GMT")).toBeUndefined();
+    expect(at("Sat, 21 Nov 2026 09:00:00 GMT", "Sat, 21 Nov 2026 10:00:00 GMT")).toBe("2026-11-21T09:00:00Z");
+  });
 });
 
 describe("linkHeaderCanonical", () => {
