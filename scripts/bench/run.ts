@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark of issue 7, one at a time (never two measurements at once on a
+// `npm run bench`: every benchmark, one at a time (never two measurements at once on a
 // 2-core machine), then BENCHMARKS.md. `--smoke` runs them all on tiny sizes once, installs
 // nothing and writes its report elsewhere: the test suite runs it so the harness cannot rot.
 //

@@ -1,6 +1,6 @@
 // Every section of `npm run bench`, in the order run.ts runs them. A helper adding a section
-// registers it here (and its place in the report in report.ts's ORDER); the type below makes
-// the table list every section id results.ts declares, and the smoke test checks each one ran.
+// registers it here (and its place in the report in harness/report.ts's ORDER); the type below makes
+// the table list every section id harness/results.ts declares, and the smoke test checks each one ran.
 import { admissionBench } from "./sections/admission.ts";
 import type { Context } from "./harness/context.ts";
 import { crawlBench } from "./sections/crawl.ts";

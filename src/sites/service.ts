@@ -1,4 +1,4 @@
-// What sites do, as plain functions over the stores (routes.ts calls them; none sees a request):
+// What sites do, as plain functions over the stores (the routes call them; none sees a request):
 // create a site and queue its first run, start a run (on request or when due), the scheduler that
 // starts due runs, and what a successful run adds to its result (its change set, IndexNow).
 import type { CrawlAuth, PageHistory, Resolver, TargetPolicy } from "../crawler/index.ts";

@@ -1,4 +1,4 @@
-// Crawling protected sites (issue 26) through the compiled executable, against loopback sites that
+// Crawling protected sites through the compiled executable, against loopback sites that
 // record every request with its headers:
 // - sites behind basic auth, a header and a cookie are crawled completely with their credentials
 //   and answer 401 without, by /api/generate, by a job and by `genapi crawl`;

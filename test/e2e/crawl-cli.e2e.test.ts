@@ -157,7 +157,7 @@ describe("genapi crawl: the API's sitemap and report", () => {
   test("without --json: one summary line on stderr; --quiet: nothing", async () => {
     const normal = await crawl([`${site.url}/`]);
     expect(normal.code).toBe(0);
-    // The small site's /gone answers 404: the summary names it (issue 23: a crawl with failed pages says so).
+    // The small site's /gone answers 404: the summary names it (a crawl with failed pages says so).
     expect(normal.stderr).toMatch(
       /^genapi: 6 URLs listed from 10 pages in [\d.]+ s \([\d.]+ pages\/s\), written to standard output; 1 page answered an HTTP error\n$/,
     );

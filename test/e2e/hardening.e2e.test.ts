@@ -1,4 +1,4 @@
-// Issue 10's HTTP defects through the executable, with raw TCP requests so that the Host header,
+// HTTP defects once found, through the executable, with raw TCP requests so that the Host header,
 // the request line and the pace of the body are exactly what a hostile or odd client sends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, startBinary, type RunningBinary } from "../support/binary.ts";

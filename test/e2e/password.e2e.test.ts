@@ -188,7 +188,7 @@ describe("dist/genapi: large bodies are refused by the endpoints, not by the HTT
   });
 });
 
-// Round 3 (issue 27): minimums, symbol_set, count and passphrases, answered by the executable
+// Minimums, symbol_set, count and passphrases, answered by the executable
 // with its real (crypto) source.
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER = "abcdefghijklmnopqrstuvwxyz";

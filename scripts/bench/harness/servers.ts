@@ -12,7 +12,7 @@ export interface Binaries {
   /** genapi built with --no-bytecode: what the bytecode saves at start-up. */
   sourceOnly: string;
   ceiling: string;
-  /** The fair ceiling: a bare Bun.serve doing /api.php's own work (fair-ceiling-server.ts). */
+  /** The fair ceiling: a bare Bun.serve doing /api.php's own work (fixtures/fair-ceiling-server.ts). */
   fairCeiling: string;
   buildCommand: string;
 }

@@ -1,6 +1,6 @@
-// The link report's cost alone (issue 24), for a quick answer without the rest of `npm run bench`:
+// The link report's cost alone, for a quick answer without the rest of `npm run bench`:
 // `genapi crawl` of the crawl section's generated site (served as that section serves it,
-// site-server.ts) with and without `--link-report`, alternating which goes first, each pinned to the
+// fixtures/site-server.ts) with and without `--link-report`, alternating which goes first, each pinned to the
 // server core. The crawl section measures the same through POST /api/generate on 10,000 and
 // 50,000 pages, with both ratios as targets; this prints one line per run and the ratios.
 //
@@ -38,7 +38,7 @@ async function crawl(argv: string[], url: string, dir: string, pages: number, re
   return { cpuMsPerPage: cpuMs / pages, peakRssMb: usage.maxRSS / 1e6 };
 }
 
-/** The median of `values` as the bench reports medians (results.ts). */
+/** The median of `values` as the bench reports medians (harness/results.ts). */
 const median = (values: number[]) => summarize(values)!.median;
 
 if (import.meta.main) {

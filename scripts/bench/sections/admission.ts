@@ -1,4 +1,4 @@
-// Issue 12: admission on each store. POST /api/generate through key lookup, body, URL and target
+// Admission on each store. POST /api/generate through key lookup, body, URL and target
 // checks and the one-statement admission, on SQLite, on PostgreSQL with one genapi instance and
 // with three instances sharing the database. Two paths: refused at the quota (429), and admitted
 // (a premium key; the target is a closed loopback port, so the crawl fails at once with 502 and

@@ -1,7 +1,7 @@
-// `genapi crawl` against POST /api/generate on the same synthetic site (issue 14): one engine, so the
+// `genapi crawl` against POST /api/generate on the same synthetic site: one engine, so the
 // command line should crawl as fast as the API (target: pages/s within 10%). Both run pinned to the
 // same core, back to back in alternating order, against the site served as the crawl section serves
-// it (nginx, site-server.ts), and are timed the same way: pages crawled over the crawl's duration,
+// it (nginx, fixtures/site-server.ts), and are timed the same way: pages crawled over the crawl's duration,
 // both as genapi's own report gives them (the command's --json report, the API's data), so that
 // process and server start-up are left out alike.
 import { join } from "node:path";

@@ -1,5 +1,5 @@
-// Where `genapi crawl`'s time goes on the bench site (issue 22), against wget2 fetching each page
-// once: the site served as the crawl sections serve it (site-server.ts, nginx on the load core), the
+// Where `genapi crawl`'s time goes on the bench site, against wget2 fetching each page
+// once: the site served as the crawl sections serve it (fixtures/site-server.ts, nginx on the load core), the
 // crawlers on the server core. The crawl section runs it on its first site (its tables go into
 // BENCHMARKS.md); run alone, it prints the same tables:
 //
@@ -229,7 +229,7 @@ const TICKS = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().tri
 
 /**
  * One crawl by `bun --cpu-prof src/main.ts crawl` (with `extraArgs`), its samples put in phases and
- * counted by function (name, source file and line). link-report-cost.ts uses it too.
+ * counted by function (name, source file and line). probes/link-report-cost.ts uses it too.
  */
 export async function profiled(
   options: Pick<ProfileOptions, "url" | "dir" | "intervalUs">,

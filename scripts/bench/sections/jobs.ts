@@ -1,6 +1,6 @@
-// Crawl jobs at scale (issue 13): one job over a site of 1,000,000 pages that a server generates
+// Crawl jobs at scale: one job over a site of 1,000,000 pages that a server generates
 // on the fly (deterministic, ~20 links a page, no files), beside the same build's job over a
-// 10,000-page site in the same run, the same big job on PostgreSQL (issue 22: one attempt, its
+// 10,000-page site in the same run, the same big job on PostgreSQL (in one attempt, its
 // time, RSS and database size beside SQLite's), and wget2 --spider over the same big site. The site
 // is served by a Bun.serve that makes each page on request, not by nginx as in the crawl sections: a
 // million files would have to be written first. Samples genapi's RSS and pages crawled every second,

@@ -1,4 +1,4 @@
-// What the per-host limiter costs a request (issue 23), alone and with its state shared through
+// What the per-host limiter costs a request, alone and with its state shared through
 // each store: genapi's own politeness (src/crawler/net/politeness.ts) wrapped around a sender that
 // answers at once, so that nothing but the limiter is measured, in this process.
 //

@@ -1,4 +1,4 @@
-// Politeness toward crawled sites (issue 23), three measurements:
+// Politeness toward crawled sites, three measurements:
 // - A site that throttles (scripts/bench/fixtures/rate-limited-site.ts: 20-200 ms a page, 429 with
 //   Retry-After: 1 past 20 request arrivals a second), crawled by `genapi crawl` at its defaults, by
 //   Crawlee's CheerioCrawler at its own defaults and tuned to the same limits, and by wget2 paced
