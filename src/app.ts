@@ -16,6 +16,8 @@ export interface AppDeps {
   sitemap: SitemapDeps;
   /** The job endpoints (src/jobs/routes.ts), when the server runs them. */
   jobs?: AnyElysia;
+  /** The site endpoints (src/sites/routes.ts), when the server runs them. */
+  sites?: AnyElysia;
   /** GET /metrics (src/metrics/routes.ts), when the server keeps metrics. */
   metrics?: AnyElysia;
 }
@@ -26,7 +28,7 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ name: "genapi", strictPath: false })
     .use(
       cors({
-        methods: ["GET", "POST", "DELETE", "OPTIONS"],
+        methods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
         allowedHeaders: ["Content-Type", "X-API-Key"],
         exposeHeaders: EXPOSED_HEADERS,
         maxAgeSeconds: 600,
@@ -41,6 +43,7 @@ export function createApp(deps: AppDeps) {
     .use(passwordRoutes)
     .use(sitemapRoutes(deps.sitemap))
     .use(deps.jobs ?? new Elysia({ name: "jobs" }))
+    .use(deps.sites ?? new Elysia({ name: "sites" }))
     .use(deps.metrics ?? new Elysia({ name: "metrics" }));
   const allowed = methodIndex(app.routes);
   return app;

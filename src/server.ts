@@ -8,6 +8,7 @@ import { openStore } from "./open-store.ts";
 import { isPostgresUrl, redactSpec, type Store } from "./db/store.ts";
 import { INTERNAL_ERROR_MESSAGE, jsonError } from "./http/errors.ts";
 import { createJobService } from "./jobs/service.ts";
+import { createSiteService } from "./sites/service.ts";
 import { batchedWriter } from "./http/log-writer.ts";
 import { routableRequest } from "./http/entry.ts";
 import { withRequestLog } from "./http/request-log.ts";
@@ -19,7 +20,7 @@ import { CrawlSlots } from "./sitemap/crawl-slots.ts";
 import { createAdmission } from "./admission/admission.ts";
 import { createSitemapService } from "./sitemap/service.ts";
 import { VERSION } from "./config/version.ts";
-import { Browser, createCrawlNetwork, findChromium, type Renderer } from "./crawler/index.ts";
+import { Browser, createCrawlNetwork, findChromium, type Renderer, systemResolver } from "./crawler/index.ts";
 import { openSecretKeys } from "./secrets/secret-key.ts";
 import { jobCredentials } from "./jobs/job-credentials.ts";
 
@@ -140,6 +141,20 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     checkTarget: sitemap.checkTarget,
   };
   const admission = createAdmission(admissionDeps);
+  const credentials = jobCredentials(secretKeys);
+  const sites = createSiteService(config, {
+    store: store.sites,
+    background: store.backgroundSites,
+    jobs: store.jobs,
+    keys: store.keys,
+    quota: store.quota,
+    check: admission.check,
+    credentials,
+    renderAvailable: renderer !== null,
+    wake: () => jobs.runner.wake(),
+    resolve: systemResolver,
+    log,
+  });
   const jobs = createJobService(config, {
     store: store.jobs,
     background: store.backgroundJobs,
@@ -149,10 +164,13 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     network,
     renderer,
     countPages: (pages) => metrics.crawlPages(pages),
-    credentials: jobCredentials(secretKeys),
+    credentials,
+    siteRuns: sites.siteRuns,
+    succeeded: sites.succeeded,
   });
   const app = createApp({
     jobs: jobs.routes,
+    sites: sites.routes,
     metrics: metricsRoutes(metrics.scrape),
     isReady: () => store.ready(),
     log,
@@ -204,6 +222,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
     })}\n`,
   );
   jobs.start();
+  sites.start();
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -212,7 +231,7 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
       // Queued crawls answer 503 and get their admission back; running ones may finish. Running
       // jobs are handed back with their progress, for the next process to continue.
       slots.close();
-      const handedBack = jobs.stop();
+      const handedBack = Promise.all([jobs.stop(), sites.stop()]);
       const finished = server.stop(false).then(() => true);
       const within = (ms: number) => Promise.race([finished, Bun.sleep(ms).then(() => false)]);
       if (!(await within(graceMs))) {

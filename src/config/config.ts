@@ -28,6 +28,8 @@ export interface ServeConfig {
   renderTabs: number;
   renderTimeoutSeconds: number;
   secretKeyFile: string | null;
+  /** --site-scheduler: this instance starts sites' runs when they fall due. */
+  siteScheduler: boolean;
 }
 
 /** A bad flag or value; the CLI prints its message on one line and exits 2. */
@@ -288,6 +290,17 @@ const serveSpecs = {
     help: "32 random bytes in base64 (openssl rand -base64 32) that seal the credentials of jobs with auth; the same file on every instance of one PostgreSQL (default with SQLite: genapi.secret beside the database, created on first need; with PostgreSQL: none, and jobs with auth are refused)",
     fallback: () => null,
     parse: optionalPath,
+  },
+  siteScheduler: {
+    flag: "site-scheduler",
+    env: ["GENAPI_SITE_SCHEDULER"],
+    value: "on|off",
+    help: "on: this instance starts sites' runs when they fall due (each due run starts once, on one instance of a shared store); off: it still serves sites and runs the jobs others queue (default on)",
+    fallback: () => true,
+    parse: (text: string, name: string) => {
+      if (text !== "on" && text !== "off") throw new UsageError(`${name} must be one of: on, off (got "${text}")`);
+      return text === "on";
+    },
   },
 } satisfies { [K in keyof ServeConfig]: OptionSpec<ServeConfig[K] | AllowedTarget> };
 

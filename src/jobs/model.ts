@@ -30,7 +30,7 @@ export interface JobResult
   /** With link_report: the lists' lengths (the lists: GET /api/jobs/<id>/links.json). */
   links?: LinkCounts;
   /** A site's run: its change set's counts against the site's previous successful run. */
-  changes?: { added: number; removed: number; changed: number; unchanged: number };
+  changes?: { added: number; removed: number; changed: number; unchanged: number; previous_run: string | null };
   /** A site's run with IndexNow: the URLs submitted and the endpoint's last answer. */
   indexnow?: { submitted: number; status: number | string };
 }
@@ -162,6 +162,7 @@ export const JobResultModel = t.Object({
         removed: jsonInteger({ minimum: 0 }),
         changed: jsonInteger({ minimum: 0 }),
         unchanged: jsonInteger({ minimum: 0 }),
+        previous_run: t.Union([t.String(), t.Null()], { description: "The successful run compared with; null for the site's first." }),
       },
       { description: "A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run." },
     ),

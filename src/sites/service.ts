@@ -1,178 +1,91 @@
-// What sites do, as plain functions over the stores (the routes call them; none sees a request):
-// create a site and queue its first run, start a run (on request or when due), the scheduler that
-// starts due runs, and what a successful run adds to its result (its change set, IndexNow).
-import type { CrawlAuth, PageHistory, Resolver, TargetPolicy } from "../crawler/index.ts";
+// Binds sites to the server: the routes' dependencies, the scheduler (unless --site-scheduler off),
+// and what the job runner needs of sites (a run's history and pages, a successful run's change
+// set). server.ts starts it after listening and stops it before the store closes.
+import type { ServeConfig } from "../config/config.ts";
+import { USER_AGENT } from "../config/version.ts";
+import type { Resolver, TargetPolicy } from "../crawler/index.ts";
 import type { JobCredentials } from "../jobs/job-credentials.ts";
-import { newJobId, type NewJob } from "../jobs/job-store.ts";
-import type { JobResult } from "../jobs/model.ts";
-import type { KeyRecord } from "../keys/key-store.ts";
-import { type QuotaStore, quotaForKey, rateLimitMessage } from "../quota/quota.ts";
-import { submitIndexNow } from "./indexnow.ts";
-import { newToken, type SiteSettings } from "./site.ts";
-import type { RunStarted, SiteStore, StoredSite } from "./site-store.ts";
+import type { SiteRuns } from "../jobs/job-crawl.ts";
+import type { JobFiles, JobQueue } from "../jobs/job-store.ts";
+import type { RunnerDeps } from "../jobs/runner.ts";
+import type { KeyRecord, KeyStore } from "../keys/key-store.ts";
+import type { QuotaStore } from "../quota/quota.ts";
+import { siteRoutes, type SitesDeps } from "./routes.ts";
+import { completeRun, type SiteRunDeps, siteHistory, startScheduler } from "./runs.ts";
+import type { SiteStore } from "./site-store.ts";
 
-const HOUR_MS = 3_600_000;
-/** How often an instance looks for due runs (each due run starts once, on one instance). */
-export const SCHEDULER_POLL_MS = 1_000;
-/** Due sites started per look. */
-const DUE_BATCH = 50;
+export type SiteConfig = Pick<
+  ServeConfig,
+  "jobMaxPages" | "hostConcurrency" | "jobQueue" | "freeDailyLimit" | "siteScheduler" | "allowPrivateTargets" | "allowTargets"
+>;
 
-export interface SiteRunDeps {
-  sites: SiteStore;
+export interface SiteServiceDeps {
+  /** The site statements of requests (short deadline, 503), and of the scheduler and runs. */
+  store: SiteStore;
+  background: SiteStore;
+  jobs: JobQueue & JobFiles;
+  keys: KeyStore;
   quota: QuotaStore;
-  /** The key that owns a site, or null when it is gone or revoked (its runs do not start). */
-  keyOf: (keyId: number) => Promise<KeyRecord | null>;
+  /** Steps 1-4 of /api/generate (src/admission/admission.ts's check). */
+  check: SitesDeps["check"];
   credentials: JobCredentials;
-  /** --job-queue: runs wait in the job queue like any job. */
-  maxQueued: number;
-  freeDailyLimit: number;
-  /** Tells this process's job runner that a job is waiting. */
+  renderAvailable: boolean;
+  /** Tells this process's job runner that a job is waiting (set once the runner exists). */
   wake: () => void;
-  now: () => number;
-}
-
-/** A site's credentials are sealed under this name (the job id's place): a value copied from a job's row does not open. */
-export const siteSealName = (siteId: string) => `site:${siteId}`;
-
-/** The NewSite of settings accepted for a key: its id, its sealed credentials, its first time and token. */
-export async function newSite(
-  keyId: number,
-  url: string,
-  settings: SiteSettings,
-  credentials: JobCredentials,
-  nowMs: number,
-): Promise<Parameters<SiteStore["create"]>[0] & { callbackSecret: string | null }> {
-  const id = newToken();
-  const { auth, ...options } = settings.options;
-  return {
-    id,
-    keyId,
-    url,
-    options: auth ? { ...options, auth } : options,
-    credentials: auth ? await credentials.seal(siteSealName(id), auth) : null,
-    everyHours: settings.everyHours,
-    // The first run is queued at once; the schedule counts from it.
-    nextRunAt: settings.everyHours === null ? null : nowMs + settings.everyHours * HOUR_MS,
-    callbackUrl: settings.callbackUrl,
-    callbackSecret: settings.callbackUrl === null ? null : newToken() + newToken(),
-    publishToken: settings.publish ? newToken() : null,
-    indexnow: settings.indexnow,
-    createdAt: new Date(nowMs).toISOString(),
-  };
-}
-
-/**
- * Starts a run of `site` now: its job is queued, or, when the key's daily limit is used up, recorded
- * as failed with 429 (the run counts once against the limit when it starts). `due` is the
- * scheduler's: the run must still be due, and the site's next time moves a period on.
- */
-export async function startRun(deps: SiteRunDeps, site: StoredSite, due = false): Promise<{ outcome: RunStarted; jobId: string }> {
-  const nowMs = deps.now();
-  const now = new Date(nowMs);
-  const jobId = newJobId();
-  // A key revoked meanwhile (due() leaves revoked keys' sites out): no run.
-  const key = await deps.keyOf(site.keyId);
-  if (key === null) return { outcome: "gone", jobId };
-  const secrets = await deps.sites.secrets(site.id);
-  if (secrets === null) return { outcome: "gone", jobId };
-  let sealed: string | null = null;
-  if (secrets.credentials !== null) {
-    const auth: CrawlAuth | null = await deps.credentials.open(siteSealName(site.id), secrets.credentials);
-    // A run whose credentials do not open here fails as a job does (credentialsUnreadable) where it runs.
-    sealed = auth ? await deps.credentials.seal(jobId, auth) : secrets.credentials;
-  }
-  const { bucket, limit } = quotaForKey(key, "", deps.freeDailyLimit);
-  const admission = await deps.quota.admit(bucket, limit, now);
-  const outcome = await deps.sites.startRun(site.id, {
-    job: runJob(site, jobId, sealed, secrets.callbackSecret, now),
-    maxQueued: deps.maxQueued,
-    due: due && site.everyHours !== null ? { nowMs, nextRunAt: nowMs + site.everyHours * HOUR_MS } : undefined,
-    failed: admission.admitted ? undefined : { error: { status: 429, message: rateLimitMessage(limit) }, finishedAt: now.toISOString() },
-  });
-  // A run that did not start gives its admission back.
-  if (outcome !== "started" && admission.admitted) await deps.quota.release(bucket, admission.day);
-  if (outcome === "started" && admission.admitted) deps.wake();
-  return { outcome, jobId };
-}
-
-function runJob(site: StoredSite, id: string, credentials: string | null, callbackSecret: string | null, now: Date): NewJob {
-  return {
-    id,
-    keyId: site.keyId,
-    url: site.url,
-    options: site.options,
-    callbackUrl: site.callbackUrl,
-    callbackSecret: site.callbackUrl === null ? null : callbackSecret,
-    createdAt: now.toISOString(),
-    credentials,
-    siteId: site.id,
-  };
-}
-
-/** Starts the runs that fall due, on whichever instance sees them first; `--site-scheduler off`: never started. */
-export function startScheduler(deps: SiteRunDeps & { log: (message: string) => void }, pollMs = SCHEDULER_POLL_MS) {
-  let problem: string | null = null;
-  let busy = false;
-  const tick = async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      for (const site of await deps.sites.due(deps.now(), DUE_BATCH)) await startRun(deps, site, true);
-      if (problem !== null) deps.log("site scheduler resumed");
-      problem = null;
-    } catch (error) {
-      const message = (error as Error)?.message ?? String(error);
-      if (message !== problem) deps.log(`site scheduler: ${message}`);
-      problem = message;
-    } finally {
-      busy = false;
-    }
-  };
-  const timer = setInterval(tick, pollMs);
-  void tick();
-  return {
-    async stop() {
-      clearInterval(timer);
-      while (busy) await Bun.sleep(10);
-    },
-  };
-}
-
-/** The previous successful run's pages, for a run of `site` (none before its first success). */
-export function siteHistory(sites: SiteStore, lastSuccess: string | null): PageHistory {
-  return { previous: async (url) => (lastSuccess === null ? null : sites.previousPage(lastSuccess, url)) };
-}
-
-export interface RunSuccessDeps {
-  sites: SiteStore;
-  policy: TargetPolicy;
   resolve: Resolver;
-  userAgent: string;
   log: (message: string) => void;
 }
 
-/**
- * A run of a site succeeded: its result gains `changes` against the previous successful run, and
- * with `indexnow` the added and changed URLs (on the public origin) are submitted.
- */
-export async function completeRun(deps: RunSuccessDeps, siteId: string, jobId: string, result: JobResult): Promise<JobResult> {
-  const changes = await deps.sites.recordSuccess(siteId, jobId);
-  if (changes === null) return result;
-  const site = await deps.sites.get(siteId);
-  const withChanges: JobResult = { ...result, changes };
-  if (!site?.indexnow) return withChanges;
-  const crawled = new URL(result.url).origin;
-  const publicOrigin = site.options.public_origin ?? crawled;
-  const urls: string[] = [];
-  for (const kind of ["added", "changed"] as const) {
-    for (let after: string | null = null; ; ) {
-      const page = await deps.sites.changes(jobId, kind, after, 10_000);
-      for (const url of page) urls.push(url.startsWith(`${crawled}/`) ? publicOrigin + url.slice(crawled.length) : url);
-      if (page.length < 10_000) break;
-      after = page.at(-1)!;
-    }
-  }
-  const outcome = await submitIndexNow(site.indexnow, publicOrigin, urls, deps);
-  if (outcome.submitted < urls.length) deps.log(`site ${siteId}: IndexNow submission incomplete (${outcome.status})`);
-  return { ...withChanges, indexnow: outcome };
+export function createSiteService(config: SiteConfig, deps: SiteServiceDeps) {
+  const policy: TargetPolicy = { allowPrivate: config.allowPrivateTargets, allowTargets: config.allowTargets };
+  const runDeps = (sites: SiteStore): SiteRunDeps => ({
+    sites,
+    quota: deps.quota,
+    keyOf: (keyId) => deps.keys.active(keyId),
+    credentials: deps.credentials,
+    maxQueued: config.jobQueue,
+    freeDailyLimit: config.freeDailyLimit,
+    wake: deps.wake,
+    now: Date.now,
+  });
+  let scheduler: { stop: () => Promise<void> } | undefined;
+
+  return {
+    routes: siteRoutes({
+      store: deps.store,
+      jobs: deps.jobs,
+      // Step 1 alone, as admission reads it.
+      key: (request): Promise<KeyRecord | null> => deps.keys.authenticate(request.headers.get("x-api-key"), new Date()),
+      check: deps.check,
+      limits: { maxPagesCap: config.jobMaxPages, hostConcurrency: config.hostConcurrency, renderAvailable: deps.renderAvailable },
+      credentials: deps.credentials,
+      runs: runDeps(deps.store),
+      now: Date.now,
+      log: deps.log,
+    }),
+    /** For the job runner: a site's run reads its history and leaves its pages. */
+    siteRuns: {
+      history: async (siteId) => {
+        const site = await deps.background.get(siteId);
+        return site ? siteHistory(deps.background, site.lastSuccess) : null;
+      },
+      putPages: (jobId, pages) => deps.background.putPages(jobId, pages),
+    } satisfies SiteRuns,
+    /** For the job runner: a site's run that succeeded gains its change set (and IndexNow's answer). */
+    succeeded: (async (job, result) =>
+      job.siteId
+        ? completeRun(
+            { sites: deps.background, policy, resolve: deps.resolve, userAgent: USER_AGENT, log: deps.log },
+            job.siteId,
+            job.id,
+            result,
+          )
+        : result) satisfies NonNullable<RunnerDeps["succeeded"]>,
+    start() {
+      if (config.siteScheduler) scheduler = startScheduler({ ...runDeps(deps.background), log: deps.log });
+    },
+    async stop() {
+      await scheduler?.stop();
+    },
+  };
 }

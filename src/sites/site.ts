@@ -56,6 +56,8 @@ export interface ChangeCounts {
   removed: number;
   changed: number;
   unchanged: number;
+  /** The successful run it was compared with; null for the site's first. */
+  previous_run: string | null;
 }
 
 export type ChangeKind = "added" | "removed" | "changed";

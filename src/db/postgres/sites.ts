@@ -171,6 +171,8 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
           const rows = await tx.unsafe(`SELECT last_success FROM sites WHERE id = $1 FOR UPDATE`, [siteId]);
           if (rows.length === 0) return null;
           const previous = (rows[0] as { last_success: string | null }).last_success;
+          // Recorded already (a run published twice after a lost lease): nothing to compare it with now.
+          if (previous === jobId) return null;
           await tx.unsafe(`DELETE FROM site_changes WHERE job_id = $1`, [jobId]);
           // A page is listed when its row has no exclusion; changed when listed both times with another fingerprint.
           await tx.unsafe(
@@ -204,7 +206,13 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
           // The previous run's page rows were this run's history: the next run reads this one's.
           if (previous !== null) await tx.unsafe(`INSERT INTO page_cleanup (job_id) VALUES ($1) ON CONFLICT DO NOTHING`, [previous]);
           const total = Number((listed[0] as { n: string | number }).n);
-          return { added: of("added"), removed: of("removed"), changed: of("changed"), unchanged: total - of("added") - of("changed") };
+          return {
+            added: of("added"),
+            removed: of("removed"),
+            changed: of("changed"),
+            unchanged: total - of("added") - of("changed"),
+            previous_run: previous,
+          };
         }),
       ),
 

@@ -166,6 +166,8 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           const site = db.query<{ last_success: string | null }, [string]>(`SELECT last_success FROM sites WHERE id = ?`).get(siteId);
           if (!site) return null;
           const previous = site.last_success;
+          // Recorded already (a run published twice after a lost lease): nothing to compare it with now.
+          if (previous === jobId) return null;
           db.query(`DELETE FROM site_changes WHERE job_id = ?`).run(jobId);
           // A page is listed when its row has no exclusion; changed when listed both times with another fingerprint.
           db.query(
@@ -196,7 +198,13 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           db.query(`UPDATE sites SET last_success = ? WHERE id = ?`).run(jobId, siteId);
           // The previous run's page rows were this run's history: the next run reads this one's.
           if (previous !== null) db.query(`INSERT INTO page_cleanup (job_id) VALUES (?) ON CONFLICT DO NOTHING`).run(previous);
-          return { added: of("added"), removed: of("removed"), changed: of("changed"), unchanged: listed - of("added") - of("changed") };
+          return {
+            added: of("added"),
+            removed: of("removed"),
+            changed: of("changed"),
+            unchanged: listed - of("added") - of("changed"),
+            previous_run: previous,
+          };
         })(),
       ),
 
