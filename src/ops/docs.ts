@@ -55,6 +55,11 @@ export const docs = ({ freeDailyLimit }: DocsOptions) =>
               description:
                 "Crawl jobs: long crawls of large sites, durable in the store, with progress events and split sitemaps. Needs an X-API-Key.",
             },
+            {
+              name: "sites",
+              description:
+                "Sites: crawls repeated on a schedule, with change sets, lastmod dates kept while a page's content is unchanged, a public sitemap URL and IndexNow. Needs a premium X-API-Key (the public URL needs none).",
+            },
             { name: "operations", description: "Health checks for load balancers and service managers." },
           ],
           components: {

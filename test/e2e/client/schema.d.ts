@@ -197,6 +197,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List your sites, newest first */
+        get: operations["getApiSites"];
+        put?: never;
+        /**
+         * Create a site: a crawl repeated on a schedule, its first run queued at once
+         * @description Admission steps 1-4 as /api/generate (nothing is counted); each run counts once against the key's daily limit when it starts. Premium keys only.
+         */
+        post: operations["postApiSites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sites/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A site: its schedule, options and latest run */
+        get: operations["getApiSitesById"];
+        put?: never;
+        post?: never;
+        /** Delete a site, its runs, history and files */
+        delete: operations["deleteApiSitesById"];
+        options?: never;
+        head?: never;
+        /** Change a site's schedule, options, publishing or IndexNow */
+        patch: operations["patchApiSitesById"];
+        trace?: never;
+    };
+    "/api/sites/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A site's runs (jobs), newest first */
+        get: operations["getApiSitesByIdRuns"];
+        put?: never;
+        /** Run a site now */
+        post: operations["postApiSitesByIdRuns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sites/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's change set: added, removed and changed URLs */
+        get: operations["getApiSitesByIdChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sites/{id}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The site's latest sitemap (or index, or part n) */
+        get: operations["getApiSitesByIdByFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/s/{token}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A published site's sitemap: no key, cacheable, conditional requests answer 304 */
+        get: operations["getSByTokenByFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -1429,7 +1538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The start page could not be crawled. */
+            /** @description The start page could not be crawled, or, with `render`, the browser could not be started or the start page rendered (`Could not crawl <url>: render failed: <reason>`). */
             502: {
                 headers: {
                     /** @description Requests allowed per UTC day. */
@@ -1709,10 +1818,28 @@ export interface operations {
                                         redirect_count: number;
                                         sitemap_error_count: number;
                                     };
+                                    /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                    changes?: {
+                                        added: number;
+                                        removed: number;
+                                        changed: number;
+                                        unchanged: number;
+                                        /** @description The successful run compared with; null for the site's first. */
+                                        previous_run: string | null;
+                                    };
+                                    /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                    indexnow?: {
+                                        /** @description URLs the endpoint accepted. */
+                                        submitted: number;
+                                        /** @description The endpoint's last HTTP status, or why it gave none. */
+                                        status: number | string;
+                                    };
                                 };
-                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
+                                /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                                site_id?: string;
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
                                 error?: {
-                                    status: 400 | 409 | 422 | 502;
+                                    status: 400 | 409 | 422 | 429 | 502;
                                     message: string;
                                 };
                             }[];
@@ -2093,10 +2220,28 @@ export interface operations {
                                     redirect_count: number;
                                     sitemap_error_count: number;
                                 };
+                                /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                changes?: {
+                                    added: number;
+                                    removed: number;
+                                    changed: number;
+                                    unchanged: number;
+                                    /** @description The successful run compared with; null for the site's first. */
+                                    previous_run: string | null;
+                                };
+                                /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                indexnow?: {
+                                    /** @description URLs the endpoint accepted. */
+                                    submitted: number;
+                                    /** @description The endpoint's last HTTP status, or why it gave none. */
+                                    status: number | string;
+                                };
                             };
-                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
+                            /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                            site_id?: string;
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
                             error?: {
-                                status: 400 | 409 | 422 | 502;
+                                status: 400 | 409 | 422 | 429 | 502;
                                 message: string;
                             };
                             callback_secret?: string;
@@ -2435,10 +2580,28 @@ export interface operations {
                                     redirect_count: number;
                                     sitemap_error_count: number;
                                 };
+                                /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                changes?: {
+                                    added: number;
+                                    removed: number;
+                                    changed: number;
+                                    unchanged: number;
+                                    /** @description The successful run compared with; null for the site's first. */
+                                    previous_run: string | null;
+                                };
+                                /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                indexnow?: {
+                                    /** @description URLs the endpoint accepted. */
+                                    submitted: number;
+                                    /** @description The endpoint's last HTTP status, or why it gave none. */
+                                    status: number | string;
+                                };
                             };
-                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
+                            /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                            site_id?: string;
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
                             error?: {
-                                status: 400 | 409 | 422 | 502;
+                                status: 400 | 409 | 422 | 429 | 502;
                                 message: string;
                             };
                         };
@@ -2706,10 +2869,28 @@ export interface operations {
                                     redirect_count: number;
                                     sitemap_error_count: number;
                                 };
+                                /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                changes?: {
+                                    added: number;
+                                    removed: number;
+                                    changed: number;
+                                    unchanged: number;
+                                    /** @description The successful run compared with; null for the site's first. */
+                                    previous_run: string | null;
+                                };
+                                /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                indexnow?: {
+                                    /** @description URLs the endpoint accepted. */
+                                    submitted: number;
+                                    /** @description The endpoint's last HTTP status, or why it gave none. */
+                                    status: number | string;
+                                };
                             };
-                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.` */
+                            /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                            site_id?: string;
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
                             error?: {
-                                status: 400 | 409 | 422 | 502;
+                                status: 400 | 409 | 422 | 429 | 502;
                                 message: string;
                             };
                         };
@@ -3204,6 +3385,3147 @@ export interface operations {
                      * @example {
                      *       "success": false,
                      *       "message": "Job not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiSites: {
+        parameters: {
+            query?: {
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's sites, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Sites listed.",
+                     *       "data": {
+                     *         "sites": [
+                     *           {
+                     *             "id": "Hk2p9ZQm4rT1sV7xY3bN0w",
+                     *             "url": "https://example.com/",
+                     *             "options": {
+                     *               "max_pages": 20000,
+                     *               "max_depth": null,
+                     *               "include": [],
+                     *               "exclude": [],
+                     *               "ignore_query_params": [],
+                     *               "sitemaps_from_robots": false,
+                     *               "alternates": false,
+                     *               "images": false,
+                     *               "max_concurrency": null,
+                     *               "delay_ms": 0,
+                     *               "render": "never",
+                     *               "link_report": false,
+                     *               "robots": "obey",
+                     *               "noindex": "obey",
+                     *               "public_origin": null,
+                     *               "documents": false,
+                     *               "max_urls_per_file": 50000,
+                     *               "sitemap_base_url": null,
+                     *               "gzip_files": false
+                     *             },
+                     *             "every_hours": 24,
+                     *             "next_run_at": "2026-11-28T10:15:00.000Z",
+                     *             "last_run": {
+                     *               "id": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *               "status": "succeeded",
+                     *               "url": "https://example.com/",
+                     *               "options": {
+                     *                 "max_pages": 20000,
+                     *                 "max_depth": null,
+                     *                 "include": [],
+                     *                 "exclude": [],
+                     *                 "ignore_query_params": [],
+                     *                 "sitemaps_from_robots": false,
+                     *                 "alternates": false,
+                     *                 "images": false,
+                     *                 "max_concurrency": null,
+                     *                 "delay_ms": 0,
+                     *                 "render": "never",
+                     *                 "link_report": false,
+                     *                 "robots": "obey",
+                     *                 "noindex": "obey",
+                     *                 "public_origin": null,
+                     *                 "documents": false,
+                     *                 "max_urls_per_file": 50000,
+                     *                 "sitemap_base_url": null,
+                     *                 "gzip_files": false
+                     *               },
+                     *               "created_at": "2026-11-21T10:15:00.000Z",
+                     *               "started_at": "2026-11-21T10:15:00.120Z",
+                     *               "finished_at": "2026-11-21T10:32:41.900Z",
+                     *               "progress": {
+                     *                 "pages_crawled": 61234,
+                     *                 "pages_queued": 0,
+                     *                 "urls_listed": 60012,
+                     *                 "elapsed_ms": 1061780
+                     *               },
+                     *               "result": {
+                     *                 "url": "https://example.com/",
+                     *                 "url_count": 60012,
+                     *                 "pages_crawled": 61234,
+                     *                 "truncated": false,
+                     *                 "duration_ms": 1061780,
+                     *                 "generated_at": "2026-11-21T10:32:41.900Z",
+                     *                 "sitemap_url": "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+                     *                 "sitemap_parts": 2
+                     *               },
+                     *               "site_id": "Hk2p9ZQm4rT1sV7xY3bN0w"
+                     *             },
+                     *             "publish": {
+                     *               "url": "/s/Wq8Jf3kX0aP5rL2nC7vB9g/sitemap.xml"
+                     *             },
+                     *             "indexnow": null,
+                     *             "created_at": "2026-11-27T10:15:00.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Sites listed.";
+                        data: {
+                            sites: {
+                                /** @description Unguessable site id (128 random bits, base64url). */
+                                id: string;
+                                /** @description The start URL. */
+                                url: string;
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                                options: {
+                                    /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                    max_pages: number;
+                                    /** @description Links followed away from the start page; null: no limit. */
+                                    max_depth: number | null;
+                                    /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                    include: string[];
+                                    /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                    exclude: string[];
+                                    /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                    ignore_query_params: string[];
+                                    sitemaps_from_robots: boolean;
+                                    alternates: boolean;
+                                    images: boolean;
+                                    /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                    max_concurrency: number | null;
+                                    /** @description Least time between two of the crawl's request starts, ms. */
+                                    delay_ms: number;
+                                    /** @description JavaScript rendering mode. */
+                                    render: "never" | "always" | "auto";
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
+                                    /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                    robots?: "obey" | "ignore";
+                                    /** @description noindex obeyed, or ignored (with auth). */
+                                    noindex?: "obey" | "ignore";
+                                    /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                    public_origin?: string | null;
+                                    /** @description Documents (PDF, office formats, plain text) listed too. */
+                                    documents?: boolean;
+                                    /** @description URLs in one sitemap file. */
+                                    max_urls_per_file?: number;
+                                    /** @description Where the parts will be published; null: the public origin plus /. */
+                                    sitemap_base_url?: string | null;
+                                    /** @description Parts written as sitemap-<n>.xml.gz. */
+                                    gzip_files?: boolean;
+                                };
+                                /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
+                                every_hours: number | null;
+                                /** @description When the next scheduled run is due. */
+                                next_run_at: string | null;
+                                /** @description The latest run (a job), or null. */
+                                last_run: {
+                                    /** @description Unguessable job id (128 random bits, base64url). */
+                                    id: string;
+                                    status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                    /** @description The URL as sent. */
+                                    url: string;
+                                    /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                                    options: {
+                                        /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                        max_pages: number;
+                                        /** @description Links followed away from the start page; null: no limit. */
+                                        max_depth: number | null;
+                                        /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                        include: string[];
+                                        /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                        exclude: string[];
+                                        /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                        ignore_query_params: string[];
+                                        sitemaps_from_robots: boolean;
+                                        alternates: boolean;
+                                        images: boolean;
+                                        /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                        max_concurrency: number | null;
+                                        /** @description Least time between two of the crawl's request starts, ms. */
+                                        delay_ms: number;
+                                        /** @description JavaScript rendering mode. */
+                                        render: "never" | "always" | "auto";
+                                        /**
+                                         * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                         * @example {
+                                         *       "basic": {
+                                         *         "username": "preview",
+                                         *         "password": "***"
+                                         *       },
+                                         *       "headers": {
+                                         *         "X-Preview-Token": "***"
+                                         *       }
+                                         *     }
+                                         */
+                                        auth?: {
+                                            /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                            basic?: {
+                                                username: string;
+                                                /** @constant */
+                                                password: "***";
+                                            };
+                                            /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                            headers?: {
+                                                [key: string]: "***";
+                                            };
+                                            /** @description Cookies, name to value, sent in one Cookie header. */
+                                            cookies?: {
+                                                [key: string]: "***";
+                                            };
+                                        };
+                                        /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                        link_report: boolean;
+                                        /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                        robots?: "obey" | "ignore";
+                                        /** @description noindex obeyed, or ignored (with auth). */
+                                        noindex?: "obey" | "ignore";
+                                        /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                        public_origin?: string | null;
+                                        /** @description Documents (PDF, office formats, plain text) listed too. */
+                                        documents?: boolean;
+                                        /** @description URLs in one sitemap file. */
+                                        max_urls_per_file?: number;
+                                        /** @description Where the parts will be published; null: the public origin plus /. */
+                                        sitemap_base_url?: string | null;
+                                        /** @description Parts written as sitemap-<n>.xml.gz. */
+                                        gzip_files?: boolean;
+                                    };
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    started_at: string | null;
+                                    finished_at: string | null;
+                                    progress: {
+                                        /** @description Page requests made so far, redirect hops included. */
+                                        pages_crawled: number;
+                                        /** @description URLs waiting to be fetched. */
+                                        pages_queued: number;
+                                        /** @description URLs listed so far. */
+                                        urls_listed: number;
+                                        /** @description Crawl time so far, over all attempts. */
+                                        elapsed_ms: number;
+                                    };
+                                    result?: {
+                                        /** @description The start URL after redirects. */
+                                        url: string;
+                                        /** @description URLs listed, over all parts. */
+                                        url_count: number;
+                                        pages_crawled: number;
+                                        /** @description True when a page or time limit, or a cancel, stopped the crawl early. */
+                                        truncated: boolean;
+                                        duration_ms: number;
+                                        /** Format: date-time */
+                                        generated_at: string;
+                                        /** @description URLs met and not listed, by reason. */
+                                        excluded?: {
+                                            [key: string]: number;
+                                        };
+                                        /** @description Up to 5 URLs per reason. */
+                                        excluded_examples?: {
+                                            [key: string]: string[];
+                                        };
+                                        /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                        politeness?: {
+                                            /** @description Requests this crawl had in flight at most. */
+                                            max_concurrency: number;
+                                            /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
+                                            delay_ms: number;
+                                            /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                            crawl_delay_s: number | null;
+                                            /** @description 429 and 503 answers received. */
+                                            throttled: number;
+                                            /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                            retries: number;
+                                            /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
+                                            paused_ms: number;
+                                        };
+                                        /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                        render?: {
+                                            mode: "never" | "always" | "auto";
+                                            /** @description The crawl's pages were read from the rendered DOM. */
+                                            rendered: boolean;
+                                            /** @description Pages rendered in the browser. */
+                                            pages_rendered: number;
+                                        };
+                                        /** @description Path of the sitemap (a <sitemapindex> when split). */
+                                        sitemap_url: string;
+                                        /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
+                                        sitemap_parts: number;
+                                        /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                        links?: {
+                                            broken_count: number;
+                                            redirect_count: number;
+                                            sitemap_error_count: number;
+                                        };
+                                        /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                        changes?: {
+                                            added: number;
+                                            removed: number;
+                                            changed: number;
+                                            unchanged: number;
+                                            /** @description The successful run compared with; null for the site's first. */
+                                            previous_run: string | null;
+                                        };
+                                        /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                        indexnow?: {
+                                            /** @description URLs the endpoint accepted. */
+                                            submitted: number;
+                                            /** @description The endpoint's last HTTP status, or why it gave none. */
+                                            status: number | string;
+                                        };
+                                    };
+                                    /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                                    site_id?: string;
+                                    /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
+                                    error?: {
+                                        status: 400 | 409 | 422 | 429 | 502;
+                                        message: string;
+                                    };
+                                } | null;
+                                publish: {
+                                    /** @description The public sitemap's path: /s/<token>/sitemap.xml. */
+                                    url: string;
+                                } | null;
+                                indexnow: {
+                                    /** @description The site's IndexNow key. */
+                                    key: string;
+                                    /**
+                                     * Format: uri
+                                     * @description The IndexNow endpoint, through the address guard.
+                                     */
+                                    endpoint: string;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad limit or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit must be an integer from 1 to 100."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    postApiSites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Absolute http:// or https:// URL of the site's start page.
+                     */
+                    url: string;
+                    /**
+                     * Format: uri
+                     * @description POSTed the job JSON when it finishes, signed with X-Genapi-Signature.
+                     */
+                    callback_url?: string;
+                    max_pages?: number;
+                    max_depth?: number;
+                    include?: string[];
+                    exclude?: string[];
+                    ignore_query_params?: string[];
+                    sitemaps_from_robots?: boolean;
+                    alternates?: boolean;
+                    images?: boolean;
+                    max_concurrency?: number;
+                    delay_ms?: number;
+                    render?: "never" | "always" | "auto";
+                    /**
+                     * @description Credentials for the start URL's origin (as sent) only: its pages, redirect hops, robots.txt and sitemaps, never another origin. Never shown again (jobs show them redacted); a job keeps them encrypted under the server's secret key until it ends. A bad shape answers 400 `auth must be an object with basic, headers or cookies.`; on a server that cannot keep them (PostgreSQL without --secret-key-file) a job answers 400 `auth needs --secret-key-file on this server.`
+                     * @example {
+                     *       "basic": {
+                     *         "username": "preview",
+                     *         "password": "correct horse"
+                     *       },
+                     *       "headers": {
+                     *         "X-Preview-Token": "abc123"
+                     *       },
+                     *       "cookies": {
+                     *         "session": "s3cr3t"
+                     *       }
+                     *     }
+                     */
+                    auth?: {
+                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                        basic?: {
+                            username: string;
+                            password: string;
+                        };
+                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Cookies, name to value, sent in one Cookie header. */
+                        cookies?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /**
+                     * @description robots.txt: `obey`, or `ignore` (its rules keep no URL out; its Crawl-delay and Sitemap lines still apply), for a staging site crawled with its owner's credentials: `ignore` needs `auth` (400 `robots "ignore" needs auth.`).
+                     * @default obey
+                     * @example ignore
+                     */
+                    robots?: "obey" | "ignore";
+                    /**
+                     * @description noindex (meta robots or X-Robots-Tag): `obey`, or `ignore` (pages are listed despite it; nofollow still holds). `ignore` needs `auth` (400 `noindex "ignore" needs auth.`).
+                     * @default obey
+                     * @example ignore
+                     */
+                    noindex?: "obey" | "ignore";
+                    /**
+                     * Format: uri
+                     * @description Every URL of the crawled origin in the sitemap (locs, hreflang and image URLs, part URLs) is written on this http(s) origin instead: crawl staging, list production. The crawl itself is unchanged.
+                     * @example https://www.example.com
+                     */
+                    public_origin?: string;
+                    /**
+                     * @description Also list in-scope documents search engines index (PDF, Word, Excel, PowerPoint, OpenDocument, RTF, plain text, by content type) that answer 200 without `X-Robots-Tag: noindex`, with their Last-Modified; their bodies are not read.
+                     * @default false
+                     * @example true
+                     */
+                    documents?: boolean;
+                    /**
+                     * @description URLs in one sitemap file: past it the result is split into parts of at most this many under a <sitemapindex>.
+                     * @default 50000
+                     * @example 40000
+                     */
+                    max_urls_per_file?: number;
+                    /**
+                     * Format: uri
+                     * @description Where the parts will be published, an http(s) URL ending with /: the index lists `<sitemap_base_url>sitemap-<n>.xml`. Default: the crawled origin (or `public_origin`) plus /.
+                     * @example https://www.example.com/sitemaps/
+                     */
+                    sitemap_base_url?: string;
+                    /**
+                     * @description Name the parts `sitemap-<n>.xml.gz` and store and serve them gzip-compressed (`application/gzip`).
+                     * @default false
+                     * @example true
+                     */
+                    gzip_files?: boolean;
+                    /**
+                     * @description Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
+                     * @default false
+                     */
+                    link_report?: boolean;
+                    /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
+                    every_hours?: number | null;
+                    /**
+                     * @description A public, unguessable sitemap URL (no key needed).
+                     * @default false
+                     */
+                    publish?: boolean;
+                    indexnow?: {
+                        /** @description The site's IndexNow key. */
+                        key: string;
+                        /**
+                         * Format: uri
+                         * @description The IndexNow endpoint, through the address guard.
+                         */
+                        endpoint: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created; its first run is queued at once. `callback_secret` is shown here once, only when `callback_url` was sent. */
+            201: {
+                headers: {
+                    /** @description The site's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Site created.",
+                     *       "data": {
+                     *         "id": "Hk2p9ZQm4rT1sV7xY3bN0w",
+                     *         "url": "https://example.com/",
+                     *         "options": {
+                     *           "max_pages": 20000,
+                     *           "max_depth": null,
+                     *           "include": [],
+                     *           "exclude": [],
+                     *           "ignore_query_params": [],
+                     *           "sitemaps_from_robots": false,
+                     *           "alternates": false,
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0,
+                     *           "render": "never",
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
+                     *         },
+                     *         "every_hours": 24,
+                     *         "next_run_at": "2026-11-28T10:15:00.000Z",
+                     *         "last_run": {
+                     *           "id": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *           "status": "succeeded",
+                     *           "url": "https://example.com/",
+                     *           "options": {
+                     *             "max_pages": 20000,
+                     *             "max_depth": null,
+                     *             "include": [],
+                     *             "exclude": [],
+                     *             "ignore_query_params": [],
+                     *             "sitemaps_from_robots": false,
+                     *             "alternates": false,
+                     *             "images": false,
+                     *             "max_concurrency": null,
+                     *             "delay_ms": 0,
+                     *             "render": "never",
+                     *             "link_report": false,
+                     *             "robots": "obey",
+                     *             "noindex": "obey",
+                     *             "public_origin": null,
+                     *             "documents": false,
+                     *             "max_urls_per_file": 50000,
+                     *             "sitemap_base_url": null,
+                     *             "gzip_files": false
+                     *           },
+                     *           "created_at": "2026-11-21T10:15:00.000Z",
+                     *           "started_at": "2026-11-21T10:15:00.120Z",
+                     *           "finished_at": "2026-11-21T10:32:41.900Z",
+                     *           "progress": {
+                     *             "pages_crawled": 61234,
+                     *             "pages_queued": 0,
+                     *             "urls_listed": 60012,
+                     *             "elapsed_ms": 1061780
+                     *           },
+                     *           "result": {
+                     *             "url": "https://example.com/",
+                     *             "url_count": 60012,
+                     *             "pages_crawled": 61234,
+                     *             "truncated": false,
+                     *             "duration_ms": 1061780,
+                     *             "generated_at": "2026-11-21T10:32:41.900Z",
+                     *             "sitemap_url": "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+                     *             "sitemap_parts": 2
+                     *           },
+                     *           "site_id": "Hk2p9ZQm4rT1sV7xY3bN0w"
+                     *         },
+                     *         "publish": {
+                     *           "url": "/s/Wq8Jf3kX0aP5rL2nC7vB9g/sitemap.xml"
+                     *         },
+                     *         "indexnow": null,
+                     *         "created_at": "2026-11-27T10:15:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Site created.";
+                        data: {
+                            /** @description Unguessable site id (128 random bits, base64url). */
+                            id: string;
+                            /** @description The start URL. */
+                            url: string;
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                            options: {
+                                /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                max_pages: number;
+                                /** @description Links followed away from the start page; null: no limit. */
+                                max_depth: number | null;
+                                /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                include: string[];
+                                /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                exclude: string[];
+                                /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                ignore_query_params: string[];
+                                sitemaps_from_robots: boolean;
+                                alternates: boolean;
+                                images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
+                            };
+                            /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
+                            every_hours: number | null;
+                            /** @description When the next scheduled run is due. */
+                            next_run_at: string | null;
+                            /** @description The latest run (a job), or null. */
+                            last_run: {
+                                /** @description Unguessable job id (128 random bits, base64url). */
+                                id: string;
+                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                /** @description The URL as sent. */
+                                url: string;
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                                options: {
+                                    /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                    max_pages: number;
+                                    /** @description Links followed away from the start page; null: no limit. */
+                                    max_depth: number | null;
+                                    /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                    include: string[];
+                                    /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                    exclude: string[];
+                                    /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                    ignore_query_params: string[];
+                                    sitemaps_from_robots: boolean;
+                                    alternates: boolean;
+                                    images: boolean;
+                                    /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                    max_concurrency: number | null;
+                                    /** @description Least time between two of the crawl's request starts, ms. */
+                                    delay_ms: number;
+                                    /** @description JavaScript rendering mode. */
+                                    render: "never" | "always" | "auto";
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
+                                    /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                    robots?: "obey" | "ignore";
+                                    /** @description noindex obeyed, or ignored (with auth). */
+                                    noindex?: "obey" | "ignore";
+                                    /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                    public_origin?: string | null;
+                                    /** @description Documents (PDF, office formats, plain text) listed too. */
+                                    documents?: boolean;
+                                    /** @description URLs in one sitemap file. */
+                                    max_urls_per_file?: number;
+                                    /** @description Where the parts will be published; null: the public origin plus /. */
+                                    sitemap_base_url?: string | null;
+                                    /** @description Parts written as sitemap-<n>.xml.gz. */
+                                    gzip_files?: boolean;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                progress: {
+                                    /** @description Page requests made so far, redirect hops included. */
+                                    pages_crawled: number;
+                                    /** @description URLs waiting to be fetched. */
+                                    pages_queued: number;
+                                    /** @description URLs listed so far. */
+                                    urls_listed: number;
+                                    /** @description Crawl time so far, over all attempts. */
+                                    elapsed_ms: number;
+                                };
+                                result?: {
+                                    /** @description The start URL after redirects. */
+                                    url: string;
+                                    /** @description URLs listed, over all parts. */
+                                    url_count: number;
+                                    pages_crawled: number;
+                                    /** @description True when a page or time limit, or a cancel, stopped the crawl early. */
+                                    truncated: boolean;
+                                    duration_ms: number;
+                                    /** Format: date-time */
+                                    generated_at: string;
+                                    /** @description URLs met and not listed, by reason. */
+                                    excluded?: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Up to 5 URLs per reason. */
+                                    excluded_examples?: {
+                                        [key: string]: string[];
+                                    };
+                                    /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                    politeness?: {
+                                        /** @description Requests this crawl had in flight at most. */
+                                        max_concurrency: number;
+                                        /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
+                                        delay_ms: number;
+                                        /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                        crawl_delay_s: number | null;
+                                        /** @description 429 and 503 answers received. */
+                                        throttled: number;
+                                        /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                        retries: number;
+                                        /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
+                                        paused_ms: number;
+                                    };
+                                    /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                    render?: {
+                                        mode: "never" | "always" | "auto";
+                                        /** @description The crawl's pages were read from the rendered DOM. */
+                                        rendered: boolean;
+                                        /** @description Pages rendered in the browser. */
+                                        pages_rendered: number;
+                                    };
+                                    /** @description Path of the sitemap (a <sitemapindex> when split). */
+                                    sitemap_url: string;
+                                    /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
+                                    sitemap_parts: number;
+                                    /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                    links?: {
+                                        broken_count: number;
+                                        redirect_count: number;
+                                        sitemap_error_count: number;
+                                    };
+                                    /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                    changes?: {
+                                        added: number;
+                                        removed: number;
+                                        changed: number;
+                                        unchanged: number;
+                                        /** @description The successful run compared with; null for the site's first. */
+                                        previous_run: string | null;
+                                    };
+                                    /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                    indexnow?: {
+                                        /** @description URLs the endpoint accepted. */
+                                        submitted: number;
+                                        /** @description The endpoint's last HTTP status, or why it gave none. */
+                                        status: number | string;
+                                    };
+                                };
+                                /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                                site_id?: string;
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
+                                error?: {
+                                    status: 400 | 409 | 422 | 429 | 502;
+                                    message: string;
+                                };
+                            } | null;
+                            publish: {
+                                /** @description The public sitemap's path: /s/<token>/sitemap.xml. */
+                                url: string;
+                            } | null;
+                            indexnow: {
+                                /** @description The site's IndexNow key. */
+                                key: string;
+                                /**
+                                 * Format: uri
+                                 * @description The IndexNow endpoint, through the address guard.
+                                 */
+                                endpoint: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            callback_secret?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad body, invalid URL or option, or an address that is not allowed (nothing counted). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "every_hours must be an integer from 1 to 720, or null."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Body over 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Request body is larger than 16 KiB."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiSitesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Site found.",
+                     *       "data": {
+                     *         "id": "Hk2p9ZQm4rT1sV7xY3bN0w",
+                     *         "url": "https://example.com/",
+                     *         "options": {
+                     *           "max_pages": 20000,
+                     *           "max_depth": null,
+                     *           "include": [],
+                     *           "exclude": [],
+                     *           "ignore_query_params": [],
+                     *           "sitemaps_from_robots": false,
+                     *           "alternates": false,
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0,
+                     *           "render": "never",
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
+                     *         },
+                     *         "every_hours": 24,
+                     *         "next_run_at": "2026-11-28T10:15:00.000Z",
+                     *         "last_run": {
+                     *           "id": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *           "status": "succeeded",
+                     *           "url": "https://example.com/",
+                     *           "options": {
+                     *             "max_pages": 20000,
+                     *             "max_depth": null,
+                     *             "include": [],
+                     *             "exclude": [],
+                     *             "ignore_query_params": [],
+                     *             "sitemaps_from_robots": false,
+                     *             "alternates": false,
+                     *             "images": false,
+                     *             "max_concurrency": null,
+                     *             "delay_ms": 0,
+                     *             "render": "never",
+                     *             "link_report": false,
+                     *             "robots": "obey",
+                     *             "noindex": "obey",
+                     *             "public_origin": null,
+                     *             "documents": false,
+                     *             "max_urls_per_file": 50000,
+                     *             "sitemap_base_url": null,
+                     *             "gzip_files": false
+                     *           },
+                     *           "created_at": "2026-11-21T10:15:00.000Z",
+                     *           "started_at": "2026-11-21T10:15:00.120Z",
+                     *           "finished_at": "2026-11-21T10:32:41.900Z",
+                     *           "progress": {
+                     *             "pages_crawled": 61234,
+                     *             "pages_queued": 0,
+                     *             "urls_listed": 60012,
+                     *             "elapsed_ms": 1061780
+                     *           },
+                     *           "result": {
+                     *             "url": "https://example.com/",
+                     *             "url_count": 60012,
+                     *             "pages_crawled": 61234,
+                     *             "truncated": false,
+                     *             "duration_ms": 1061780,
+                     *             "generated_at": "2026-11-21T10:32:41.900Z",
+                     *             "sitemap_url": "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+                     *             "sitemap_parts": 2
+                     *           },
+                     *           "site_id": "Hk2p9ZQm4rT1sV7xY3bN0w"
+                     *         },
+                     *         "publish": {
+                     *           "url": "/s/Wq8Jf3kX0aP5rL2nC7vB9g/sitemap.xml"
+                     *         },
+                     *         "indexnow": null,
+                     *         "created_at": "2026-11-27T10:15:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Site found.";
+                        data: {
+                            /** @description Unguessable site id (128 random bits, base64url). */
+                            id: string;
+                            /** @description The start URL. */
+                            url: string;
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                            options: {
+                                /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                max_pages: number;
+                                /** @description Links followed away from the start page; null: no limit. */
+                                max_depth: number | null;
+                                /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                include: string[];
+                                /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                exclude: string[];
+                                /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                ignore_query_params: string[];
+                                sitemaps_from_robots: boolean;
+                                alternates: boolean;
+                                images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
+                            };
+                            /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
+                            every_hours: number | null;
+                            /** @description When the next scheduled run is due. */
+                            next_run_at: string | null;
+                            /** @description The latest run (a job), or null. */
+                            last_run: {
+                                /** @description Unguessable job id (128 random bits, base64url). */
+                                id: string;
+                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                /** @description The URL as sent. */
+                                url: string;
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                                options: {
+                                    /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                    max_pages: number;
+                                    /** @description Links followed away from the start page; null: no limit. */
+                                    max_depth: number | null;
+                                    /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                    include: string[];
+                                    /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                    exclude: string[];
+                                    /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                    ignore_query_params: string[];
+                                    sitemaps_from_robots: boolean;
+                                    alternates: boolean;
+                                    images: boolean;
+                                    /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                    max_concurrency: number | null;
+                                    /** @description Least time between two of the crawl's request starts, ms. */
+                                    delay_ms: number;
+                                    /** @description JavaScript rendering mode. */
+                                    render: "never" | "always" | "auto";
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
+                                    /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                    robots?: "obey" | "ignore";
+                                    /** @description noindex obeyed, or ignored (with auth). */
+                                    noindex?: "obey" | "ignore";
+                                    /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                    public_origin?: string | null;
+                                    /** @description Documents (PDF, office formats, plain text) listed too. */
+                                    documents?: boolean;
+                                    /** @description URLs in one sitemap file. */
+                                    max_urls_per_file?: number;
+                                    /** @description Where the parts will be published; null: the public origin plus /. */
+                                    sitemap_base_url?: string | null;
+                                    /** @description Parts written as sitemap-<n>.xml.gz. */
+                                    gzip_files?: boolean;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                progress: {
+                                    /** @description Page requests made so far, redirect hops included. */
+                                    pages_crawled: number;
+                                    /** @description URLs waiting to be fetched. */
+                                    pages_queued: number;
+                                    /** @description URLs listed so far. */
+                                    urls_listed: number;
+                                    /** @description Crawl time so far, over all attempts. */
+                                    elapsed_ms: number;
+                                };
+                                result?: {
+                                    /** @description The start URL after redirects. */
+                                    url: string;
+                                    /** @description URLs listed, over all parts. */
+                                    url_count: number;
+                                    pages_crawled: number;
+                                    /** @description True when a page or time limit, or a cancel, stopped the crawl early. */
+                                    truncated: boolean;
+                                    duration_ms: number;
+                                    /** Format: date-time */
+                                    generated_at: string;
+                                    /** @description URLs met and not listed, by reason. */
+                                    excluded?: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Up to 5 URLs per reason. */
+                                    excluded_examples?: {
+                                        [key: string]: string[];
+                                    };
+                                    /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                    politeness?: {
+                                        /** @description Requests this crawl had in flight at most. */
+                                        max_concurrency: number;
+                                        /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
+                                        delay_ms: number;
+                                        /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                        crawl_delay_s: number | null;
+                                        /** @description 429 and 503 answers received. */
+                                        throttled: number;
+                                        /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                        retries: number;
+                                        /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
+                                        paused_ms: number;
+                                    };
+                                    /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                    render?: {
+                                        mode: "never" | "always" | "auto";
+                                        /** @description The crawl's pages were read from the rendered DOM. */
+                                        rendered: boolean;
+                                        /** @description Pages rendered in the browser. */
+                                        pages_rendered: number;
+                                    };
+                                    /** @description Path of the sitemap (a <sitemapindex> when split). */
+                                    sitemap_url: string;
+                                    /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
+                                    sitemap_parts: number;
+                                    /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                    links?: {
+                                        broken_count: number;
+                                        redirect_count: number;
+                                        sitemap_error_count: number;
+                                    };
+                                    /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                    changes?: {
+                                        added: number;
+                                        removed: number;
+                                        changed: number;
+                                        unchanged: number;
+                                        /** @description The successful run compared with; null for the site's first. */
+                                        previous_run: string | null;
+                                    };
+                                    /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                    indexnow?: {
+                                        /** @description URLs the endpoint accepted. */
+                                        submitted: number;
+                                        /** @description The endpoint's last HTTP status, or why it gave none. */
+                                        status: number | string;
+                                    };
+                                };
+                                /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                                site_id?: string;
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
+                                error?: {
+                                    status: 400 | 409 | 422 | 429 | 502;
+                                    message: string;
+                                };
+                            } | null;
+                            publish: {
+                                /** @description The public sitemap's path: /s/<token>/sitemap.xml. */
+                                url: string;
+                            } | null;
+                            indexnow: {
+                                /** @description The site's IndexNow key. */
+                                key: string;
+                                /**
+                                 * Format: uri
+                                 * @description The IndexNow endpoint, through the address guard.
+                                 */
+                                endpoint: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No site with this id for this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteApiSitesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, with its runs, history and published files. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Site deleted."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No site with this id for this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    patchApiSitesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
+                    every_hours?: number | null;
+                    /** @description true: a public URL (kept if there is one); false: revoked (404 from then on). */
+                    publish?: boolean;
+                    indexnow?: {
+                        /** @description The site's IndexNow key. */
+                        key: string;
+                        /**
+                         * Format: uri
+                         * @description The IndexNow endpoint, through the address guard.
+                         */
+                        endpoint: string;
+                    } | null;
+                    callback_url?: string | null;
+                    /** @description Crawl options to change (also accepted at the top level). */
+                    options?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The site as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Site updated.",
+                     *       "data": {
+                     *         "id": "Hk2p9ZQm4rT1sV7xY3bN0w",
+                     *         "url": "https://example.com/",
+                     *         "options": {
+                     *           "max_pages": 20000,
+                     *           "max_depth": null,
+                     *           "include": [],
+                     *           "exclude": [],
+                     *           "ignore_query_params": [],
+                     *           "sitemaps_from_robots": false,
+                     *           "alternates": false,
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0,
+                     *           "render": "never",
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
+                     *         },
+                     *         "every_hours": 24,
+                     *         "next_run_at": "2026-11-28T10:15:00.000Z",
+                     *         "last_run": {
+                     *           "id": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *           "status": "succeeded",
+                     *           "url": "https://example.com/",
+                     *           "options": {
+                     *             "max_pages": 20000,
+                     *             "max_depth": null,
+                     *             "include": [],
+                     *             "exclude": [],
+                     *             "ignore_query_params": [],
+                     *             "sitemaps_from_robots": false,
+                     *             "alternates": false,
+                     *             "images": false,
+                     *             "max_concurrency": null,
+                     *             "delay_ms": 0,
+                     *             "render": "never",
+                     *             "link_report": false,
+                     *             "robots": "obey",
+                     *             "noindex": "obey",
+                     *             "public_origin": null,
+                     *             "documents": false,
+                     *             "max_urls_per_file": 50000,
+                     *             "sitemap_base_url": null,
+                     *             "gzip_files": false
+                     *           },
+                     *           "created_at": "2026-11-21T10:15:00.000Z",
+                     *           "started_at": "2026-11-21T10:15:00.120Z",
+                     *           "finished_at": "2026-11-21T10:32:41.900Z",
+                     *           "progress": {
+                     *             "pages_crawled": 61234,
+                     *             "pages_queued": 0,
+                     *             "urls_listed": 60012,
+                     *             "elapsed_ms": 1061780
+                     *           },
+                     *           "result": {
+                     *             "url": "https://example.com/",
+                     *             "url_count": 60012,
+                     *             "pages_crawled": 61234,
+                     *             "truncated": false,
+                     *             "duration_ms": 1061780,
+                     *             "generated_at": "2026-11-21T10:32:41.900Z",
+                     *             "sitemap_url": "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+                     *             "sitemap_parts": 2
+                     *           },
+                     *           "site_id": "Hk2p9ZQm4rT1sV7xY3bN0w"
+                     *         },
+                     *         "publish": {
+                     *           "url": "/s/Wq8Jf3kX0aP5rL2nC7vB9g/sitemap.xml"
+                     *         },
+                     *         "indexnow": null,
+                     *         "created_at": "2026-11-27T10:15:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Site updated.";
+                        data: {
+                            /** @description Unguessable site id (128 random bits, base64url). */
+                            id: string;
+                            /** @description The start URL. */
+                            url: string;
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                            options: {
+                                /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                max_pages: number;
+                                /** @description Links followed away from the start page; null: no limit. */
+                                max_depth: number | null;
+                                /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                include: string[];
+                                /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                exclude: string[];
+                                /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                ignore_query_params: string[];
+                                sitemaps_from_robots: boolean;
+                                alternates: boolean;
+                                images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
+                            };
+                            /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
+                            every_hours: number | null;
+                            /** @description When the next scheduled run is due. */
+                            next_run_at: string | null;
+                            /** @description The latest run (a job), or null. */
+                            last_run: {
+                                /** @description Unguessable job id (128 random bits, base64url). */
+                                id: string;
+                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                /** @description The URL as sent. */
+                                url: string;
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                                options: {
+                                    /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                    max_pages: number;
+                                    /** @description Links followed away from the start page; null: no limit. */
+                                    max_depth: number | null;
+                                    /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                    include: string[];
+                                    /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                    exclude: string[];
+                                    /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                    ignore_query_params: string[];
+                                    sitemaps_from_robots: boolean;
+                                    alternates: boolean;
+                                    images: boolean;
+                                    /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                    max_concurrency: number | null;
+                                    /** @description Least time between two of the crawl's request starts, ms. */
+                                    delay_ms: number;
+                                    /** @description JavaScript rendering mode. */
+                                    render: "never" | "always" | "auto";
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
+                                    /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                    robots?: "obey" | "ignore";
+                                    /** @description noindex obeyed, or ignored (with auth). */
+                                    noindex?: "obey" | "ignore";
+                                    /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                    public_origin?: string | null;
+                                    /** @description Documents (PDF, office formats, plain text) listed too. */
+                                    documents?: boolean;
+                                    /** @description URLs in one sitemap file. */
+                                    max_urls_per_file?: number;
+                                    /** @description Where the parts will be published; null: the public origin plus /. */
+                                    sitemap_base_url?: string | null;
+                                    /** @description Parts written as sitemap-<n>.xml.gz. */
+                                    gzip_files?: boolean;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                progress: {
+                                    /** @description Page requests made so far, redirect hops included. */
+                                    pages_crawled: number;
+                                    /** @description URLs waiting to be fetched. */
+                                    pages_queued: number;
+                                    /** @description URLs listed so far. */
+                                    urls_listed: number;
+                                    /** @description Crawl time so far, over all attempts. */
+                                    elapsed_ms: number;
+                                };
+                                result?: {
+                                    /** @description The start URL after redirects. */
+                                    url: string;
+                                    /** @description URLs listed, over all parts. */
+                                    url_count: number;
+                                    pages_crawled: number;
+                                    /** @description True when a page or time limit, or a cancel, stopped the crawl early. */
+                                    truncated: boolean;
+                                    duration_ms: number;
+                                    /** Format: date-time */
+                                    generated_at: string;
+                                    /** @description URLs met and not listed, by reason. */
+                                    excluded?: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Up to 5 URLs per reason. */
+                                    excluded_examples?: {
+                                        [key: string]: string[];
+                                    };
+                                    /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                    politeness?: {
+                                        /** @description Requests this crawl had in flight at most. */
+                                        max_concurrency: number;
+                                        /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
+                                        delay_ms: number;
+                                        /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                        crawl_delay_s: number | null;
+                                        /** @description 429 and 503 answers received. */
+                                        throttled: number;
+                                        /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                        retries: number;
+                                        /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
+                                        paused_ms: number;
+                                    };
+                                    /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                    render?: {
+                                        mode: "never" | "always" | "auto";
+                                        /** @description The crawl's pages were read from the rendered DOM. */
+                                        rendered: boolean;
+                                        /** @description Pages rendered in the browser. */
+                                        pages_rendered: number;
+                                    };
+                                    /** @description Path of the sitemap (a <sitemapindex> when split). */
+                                    sitemap_url: string;
+                                    /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
+                                    sitemap_parts: number;
+                                    /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                    links?: {
+                                        broken_count: number;
+                                        redirect_count: number;
+                                        sitemap_error_count: number;
+                                    };
+                                    /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                    changes?: {
+                                        added: number;
+                                        removed: number;
+                                        changed: number;
+                                        unchanged: number;
+                                        /** @description The successful run compared with; null for the site's first. */
+                                        previous_run: string | null;
+                                    };
+                                    /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                    indexnow?: {
+                                        /** @description URLs the endpoint accepted. */
+                                        submitted: number;
+                                        /** @description The endpoint's last HTTP status, or why it gave none. */
+                                        status: number | string;
+                                    };
+                                };
+                                /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                                site_id?: string;
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
+                                error?: {
+                                    status: 400 | 409 | 422 | 429 | 502;
+                                    message: string;
+                                };
+                            } | null;
+                            publish: {
+                                /** @description The public sitemap's path: /s/<token>/sitemap.xml. */
+                                url: string;
+                            } | null;
+                            indexnow: {
+                                /** @description The site's IndexNow key. */
+                                key: string;
+                                /**
+                                 * Format: uri
+                                 * @description The IndexNow endpoint, through the address guard.
+                                 */
+                                endpoint: string;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad body or option. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "publish must be true or false."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No site with this id for this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiSitesByIdRuns: {
+        parameters: {
+            query?: {
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site's runs (jobs), newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Runs listed.",
+                     *       "data": {
+                     *         "jobs": [
+                     *           {
+                     *             "id": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *             "status": "succeeded",
+                     *             "url": "https://example.com/",
+                     *             "options": {
+                     *               "max_pages": 20000,
+                     *               "max_depth": null,
+                     *               "include": [],
+                     *               "exclude": [],
+                     *               "ignore_query_params": [],
+                     *               "sitemaps_from_robots": false,
+                     *               "alternates": false,
+                     *               "images": false,
+                     *               "max_concurrency": null,
+                     *               "delay_ms": 0,
+                     *               "render": "never",
+                     *               "link_report": false,
+                     *               "robots": "obey",
+                     *               "noindex": "obey",
+                     *               "public_origin": null,
+                     *               "documents": false,
+                     *               "max_urls_per_file": 50000,
+                     *               "sitemap_base_url": null,
+                     *               "gzip_files": false
+                     *             },
+                     *             "created_at": "2026-11-21T10:15:00.000Z",
+                     *             "started_at": "2026-11-21T10:15:00.120Z",
+                     *             "finished_at": "2026-11-21T10:32:41.900Z",
+                     *             "progress": {
+                     *               "pages_crawled": 61234,
+                     *               "pages_queued": 0,
+                     *               "urls_listed": 60012,
+                     *               "elapsed_ms": 1061780
+                     *             },
+                     *             "result": {
+                     *               "url": "https://example.com/",
+                     *               "url_count": 60012,
+                     *               "pages_crawled": 61234,
+                     *               "truncated": false,
+                     *               "duration_ms": 1061780,
+                     *               "generated_at": "2026-11-21T10:32:41.900Z",
+                     *               "sitemap_url": "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+                     *               "sitemap_parts": 2
+                     *             },
+                     *             "site_id": "Hk2p9ZQm4rT1sV7xY3bN0w"
+                     *           }
+                     *         ],
+                     *         "next_cursor": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Runs listed.";
+                        data: {
+                            jobs: {
+                                /** @description Unguessable job id (128 random bits, base64url). */
+                                id: string;
+                                status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                                /** @description The URL as sent. */
+                                url: string;
+                                /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                                options: {
+                                    /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                    max_pages: number;
+                                    /** @description Links followed away from the start page; null: no limit. */
+                                    max_depth: number | null;
+                                    /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                    include: string[];
+                                    /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                    exclude: string[];
+                                    /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                    ignore_query_params: string[];
+                                    sitemaps_from_robots: boolean;
+                                    alternates: boolean;
+                                    images: boolean;
+                                    /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                    max_concurrency: number | null;
+                                    /** @description Least time between two of the crawl's request starts, ms. */
+                                    delay_ms: number;
+                                    /** @description JavaScript rendering mode. */
+                                    render: "never" | "always" | "auto";
+                                    /**
+                                     * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                     * @example {
+                                     *       "basic": {
+                                     *         "username": "preview",
+                                     *         "password": "***"
+                                     *       },
+                                     *       "headers": {
+                                     *         "X-Preview-Token": "***"
+                                     *       }
+                                     *     }
+                                     */
+                                    auth?: {
+                                        /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                        basic?: {
+                                            username: string;
+                                            /** @constant */
+                                            password: "***";
+                                        };
+                                        /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                        headers?: {
+                                            [key: string]: "***";
+                                        };
+                                        /** @description Cookies, name to value, sent in one Cookie header. */
+                                        cookies?: {
+                                            [key: string]: "***";
+                                        };
+                                    };
+                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean;
+                                    /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                    robots?: "obey" | "ignore";
+                                    /** @description noindex obeyed, or ignored (with auth). */
+                                    noindex?: "obey" | "ignore";
+                                    /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                    public_origin?: string | null;
+                                    /** @description Documents (PDF, office formats, plain text) listed too. */
+                                    documents?: boolean;
+                                    /** @description URLs in one sitemap file. */
+                                    max_urls_per_file?: number;
+                                    /** @description Where the parts will be published; null: the public origin plus /. */
+                                    sitemap_base_url?: string | null;
+                                    /** @description Parts written as sitemap-<n>.xml.gz. */
+                                    gzip_files?: boolean;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                progress: {
+                                    /** @description Page requests made so far, redirect hops included. */
+                                    pages_crawled: number;
+                                    /** @description URLs waiting to be fetched. */
+                                    pages_queued: number;
+                                    /** @description URLs listed so far. */
+                                    urls_listed: number;
+                                    /** @description Crawl time so far, over all attempts. */
+                                    elapsed_ms: number;
+                                };
+                                result?: {
+                                    /** @description The start URL after redirects. */
+                                    url: string;
+                                    /** @description URLs listed, over all parts. */
+                                    url_count: number;
+                                    pages_crawled: number;
+                                    /** @description True when a page or time limit, or a cancel, stopped the crawl early. */
+                                    truncated: boolean;
+                                    duration_ms: number;
+                                    /** Format: date-time */
+                                    generated_at: string;
+                                    /** @description URLs met and not listed, by reason. */
+                                    excluded?: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description Up to 5 URLs per reason. */
+                                    excluded_examples?: {
+                                        [key: string]: string[];
+                                    };
+                                    /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                    politeness?: {
+                                        /** @description Requests this crawl had in flight at most. */
+                                        max_concurrency: number;
+                                        /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
+                                        delay_ms: number;
+                                        /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                        crawl_delay_s: number | null;
+                                        /** @description 429 and 503 answers received. */
+                                        throttled: number;
+                                        /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                        retries: number;
+                                        /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
+                                        paused_ms: number;
+                                    };
+                                    /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                    render?: {
+                                        mode: "never" | "always" | "auto";
+                                        /** @description The crawl's pages were read from the rendered DOM. */
+                                        rendered: boolean;
+                                        /** @description Pages rendered in the browser. */
+                                        pages_rendered: number;
+                                    };
+                                    /** @description Path of the sitemap (a <sitemapindex> when split). */
+                                    sitemap_url: string;
+                                    /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
+                                    sitemap_parts: number;
+                                    /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                    links?: {
+                                        broken_count: number;
+                                        redirect_count: number;
+                                        sitemap_error_count: number;
+                                    };
+                                    /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                    changes?: {
+                                        added: number;
+                                        removed: number;
+                                        changed: number;
+                                        unchanged: number;
+                                        /** @description The successful run compared with; null for the site's first. */
+                                        previous_run: string | null;
+                                    };
+                                    /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                    indexnow?: {
+                                        /** @description URLs the endpoint accepted. */
+                                        submitted: number;
+                                        /** @description The endpoint's last HTTP status, or why it gave none. */
+                                        status: number | string;
+                                    };
+                                };
+                                /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                                site_id?: string;
+                                /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
+                                error?: {
+                                    status: 400 | 409 | 422 | 429 | 502;
+                                    message: string;
+                                };
+                            }[];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad limit or cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "limit must be an integer from 1 to 100."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No site with this id for this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    postApiSitesByIdRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run: a job, queued (or, over the key's daily limit, recorded as failed with `error.status` 429). */
+            202: {
+                headers: {
+                    /** @description The run's job URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Site run accepted.",
+                     *       "data": {
+                     *         "id": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *         "status": "queued",
+                     *         "url": "https://example.com/",
+                     *         "options": {
+                     *           "max_pages": 20000,
+                     *           "max_depth": null,
+                     *           "include": [],
+                     *           "exclude": [],
+                     *           "ignore_query_params": [],
+                     *           "sitemaps_from_robots": false,
+                     *           "alternates": false,
+                     *           "images": false,
+                     *           "max_concurrency": null,
+                     *           "delay_ms": 0,
+                     *           "render": "never",
+                     *           "link_report": false,
+                     *           "robots": "obey",
+                     *           "noindex": "obey",
+                     *           "public_origin": null,
+                     *           "documents": false,
+                     *           "max_urls_per_file": 50000,
+                     *           "sitemap_base_url": null,
+                     *           "gzip_files": false
+                     *         },
+                     *         "created_at": "2026-11-21T10:15:00.000Z",
+                     *         "started_at": "2026-11-21T10:15:00.120Z",
+                     *         "finished_at": "2026-11-21T10:32:41.900Z",
+                     *         "progress": {
+                     *           "pages_crawled": 61234,
+                     *           "pages_queued": 0,
+                     *           "urls_listed": 60012,
+                     *           "elapsed_ms": 1061780
+                     *         },
+                     *         "result": {
+                     *           "url": "https://example.com/",
+                     *           "url_count": 60012,
+                     *           "pages_crawled": 61234,
+                     *           "truncated": false,
+                     *           "duration_ms": 1061780,
+                     *           "generated_at": "2026-11-21T10:32:41.900Z",
+                     *           "sitemap_url": "/api/jobs/q7Yc0JxkS1uQm3n2V5rT8w/sitemap.xml",
+                     *           "sitemap_parts": 2
+                     *         },
+                     *         "site_id": "Hk2p9ZQm4rT1sV7xY3bN0w"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Site run accepted.";
+                        data: {
+                            /** @description Unguessable job id (128 random bits, base64url). */
+                            id: string;
+                            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                            /** @description The URL as sent. */
+                            url: string;
+                            /** @description The crawl options as accepted, defaults filled in; `auth` (only when sent) redacted. */
+                            options: {
+                                /** @description Page requests of this crawl, 1 to --job-max-pages (the default). */
+                                max_pages: number;
+                                /** @description Links followed away from the start page; null: no limit. */
+                                max_depth: number | null;
+                                /** @description robots.txt-style patterns: only matching URLs are listed. */
+                                include: string[];
+                                /** @description robots.txt-style patterns: matching URLs are neither fetched nor listed. */
+                                exclude: string[];
+                                /** @description Query parameter names (with * wildcards) removed from every URL. */
+                                ignore_query_params: string[];
+                                sitemaps_from_robots: boolean;
+                                alternates: boolean;
+                                images: boolean;
+                                /** @description The crawl's requests in flight at most; null: the server's --host-concurrency. */
+                                max_concurrency: number | null;
+                                /** @description Least time between two of the crawl's request starts, ms. */
+                                delay_ms: number;
+                                /** @description JavaScript rendering mode. */
+                                render: "never" | "always" | "auto";
+                                /**
+                                 * @description The credentials, redacted: names and the basic username as sent, every password, header value and cookie value `***`.
+                                 * @example {
+                                 *       "basic": {
+                                 *         "username": "preview",
+                                 *         "password": "***"
+                                 *       },
+                                 *       "headers": {
+                                 *         "X-Preview-Token": "***"
+                                 *       }
+                                 *     }
+                                 */
+                                auth?: {
+                                    /** @description HTTP basic authentication (RFC 7617, UTF-8). */
+                                    basic?: {
+                                        username: string;
+                                        /** @constant */
+                                        password: "***";
+                                    };
+                                    /** @description Request headers, name to value (visible ASCII). Not Host, Content-Length, Transfer-Encoding, Connection, Upgrade, TE, Cookie, Authorization or Proxy-*: `auth.headers: <Name> cannot be set.` */
+                                    headers?: {
+                                        [key: string]: "***";
+                                    };
+                                    /** @description Cookies, name to value, sent in one Cookie header. */
+                                    cookies?: {
+                                        [key: string]: "***";
+                                    };
+                                };
+                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean;
+                                /** @description robots.txt rules obeyed, or ignored (with auth). */
+                                robots?: "obey" | "ignore";
+                                /** @description noindex obeyed, or ignored (with auth). */
+                                noindex?: "obey" | "ignore";
+                                /** @description The origin the sitemap's URLs are written on; null: as crawled. */
+                                public_origin?: string | null;
+                                /** @description Documents (PDF, office formats, plain text) listed too. */
+                                documents?: boolean;
+                                /** @description URLs in one sitemap file. */
+                                max_urls_per_file?: number;
+                                /** @description Where the parts will be published; null: the public origin plus /. */
+                                sitemap_base_url?: string | null;
+                                /** @description Parts written as sitemap-<n>.xml.gz. */
+                                gzip_files?: boolean;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            started_at: string | null;
+                            finished_at: string | null;
+                            progress: {
+                                /** @description Page requests made so far, redirect hops included. */
+                                pages_crawled: number;
+                                /** @description URLs waiting to be fetched. */
+                                pages_queued: number;
+                                /** @description URLs listed so far. */
+                                urls_listed: number;
+                                /** @description Crawl time so far, over all attempts. */
+                                elapsed_ms: number;
+                            };
+                            result?: {
+                                /** @description The start URL after redirects. */
+                                url: string;
+                                /** @description URLs listed, over all parts. */
+                                url_count: number;
+                                pages_crawled: number;
+                                /** @description True when a page or time limit, or a cancel, stopped the crawl early. */
+                                truncated: boolean;
+                                duration_ms: number;
+                                /** Format: date-time */
+                                generated_at: string;
+                                /** @description URLs met and not listed, by reason. */
+                                excluded?: {
+                                    [key: string]: number;
+                                };
+                                /** @description Up to 5 URLs per reason. */
+                                excluded_examples?: {
+                                    [key: string]: string[];
+                                };
+                                /** @description Politeness toward the crawled host: limits applied, throttled answers, retries and pauses. */
+                                politeness?: {
+                                    /** @description Requests this crawl had in flight at most. */
+                                    max_concurrency: number;
+                                    /** @description The interval kept between request starts to the host: the crawl's delay_ms or the server's --host-delay, the larger. */
+                                    delay_ms: number;
+                                    /** @description robots.txt's Crawl-delay for genapi (or `*`), seconds, at most 30; null when none. */
+                                    crawl_delay_s: number | null;
+                                    /** @description 429 and 503 answers received. */
+                                    throttled: number;
+                                    /** @description Requests sent again after a 429 or 503 (at most 3 per URL). */
+                                    retries: number;
+                                    /** @description Time this crawl's requests waited on pauses of the host after a 429 or 503, whoever met it; at most the crawl's duration. */
+                                    paused_ms: number;
+                                };
+                                /** @description JavaScript rendering: the mode asked for, whether it rendered, and how many pages. */
+                                render?: {
+                                    mode: "never" | "always" | "auto";
+                                    /** @description The crawl's pages were read from the rendered DOM. */
+                                    rendered: boolean;
+                                    /** @description Pages rendered in the browser. */
+                                    pages_rendered: number;
+                                };
+                                /** @description Path of the sitemap (a <sitemapindex> when split). */
+                                sitemap_url: string;
+                                /** @description Number of part files sitemap-<n>.xml (sitemap-<n>.xml.gz with gzip_files); 0 when not split. */
+                                sitemap_parts: number;
+                                /** @description With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json. */
+                                links?: {
+                                    broken_count: number;
+                                    redirect_count: number;
+                                    sitemap_error_count: number;
+                                };
+                                /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
+                                changes?: {
+                                    added: number;
+                                    removed: number;
+                                    changed: number;
+                                    unchanged: number;
+                                    /** @description The successful run compared with; null for the site's first. */
+                                    previous_run: string | null;
+                                };
+                                /** @description A site's run with `indexnow`: what was submitted of its added and changed URLs. */
+                                indexnow?: {
+                                    /** @description URLs the endpoint accepted. */
+                                    submitted: number;
+                                    /** @description The endpoint's last HTTP status, or why it gave none. */
+                                    status: number | string;
+                                };
+                            };
+                            /** @description When the job is a site's run: the site's id (GET /api/sites/{id}). */
+                            site_id?: string;
+                            /** @description How /api/generate would have answered; for a job cancelled before any URL was listed, 409 `Job cancelled before any URL was listed.`; for a site's run over its key's daily limit, 429 (the run was not started). */
+                            error?: {
+                                status: 400 | 409 | 422 | 429 | 502;
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No site with this id for this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A run of the site is still queued or running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site Hk2p9ZQm4rT1sV7xY3bN0w has a run in progress."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Too many jobs waiting, or the database unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The service is busy: too many sitemap jobs are waiting. Try again later."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiSitesByIdChanges: {
+        parameters: {
+            query?: {
+                run?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's change set, each list sorted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Changes listed.",
+                     *       "data": {
+                     *         "run": "q7Yc0JxkS1uQm3n2V5rT8w",
+                     *         "previous_run": null,
+                     *         "added": [
+                     *           "https://example.com/"
+                     *         ],
+                     *         "removed": [],
+                     *         "changed": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        message: "Changes listed.";
+                        data: {
+                            /** @description The run's job id. */
+                            run: string;
+                            /** @description The successful run it is compared with; null for the first. */
+                            previous_run: string | null;
+                            added: string[];
+                            removed: string[];
+                            /** @description Listed both times, with another fingerprint (title and main text). */
+                            changed: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No such site for this key, or `run` is not one of its successful runs. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No run of the site has succeeded yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site Hk2p9ZQm4rT1sV7xY3bN0w has no sitemap yet."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getApiSitesByIdByFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest successful run's sitemap (or its index, or part n). */
+            200: {
+                headers: {
+                    /** @description gzip when the request's Accept-Encoding allows it. */
+                    "Content-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <?xml version="1.0" encoding="UTF-8"?>
+                     *     <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc><lastmod>2026-11-20T08:00:00Z</lastmod></url></urlset>
+                     */
+                    "application/xml": string;
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Authentication failed. Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description A free key: sites belong to premium keys. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Sites need a premium key."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No site with this id for this key. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site not found."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No run of the site has succeeded yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Site Hk2p9ZQm4rT1sV7xY3bN0w has no sitemap yet."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description The database is busy, unreachable, full, read-only or failing; nothing was counted or changed. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Service temporarily unavailable: the database is unreachable."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getSByTokenByFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site's latest successful sitemap (or index, or part), with ETag and Last-Modified; no key needed. */
+            200: {
+                headers: {
+                    /** @description gzip when the request's Accept-Encoding allows it. */
+                    "Content-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <?xml version="1.0" encoding="UTF-8"?>
+                     *     <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc><lastmod>2026-11-20T08:00:00Z</lastmod></url></urlset>
+                     */
+                    "application/xml": string;
+                };
+            };
+            /** @description Not modified since the ETag or date the request names. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No published site with this token (never, or revoked). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "Not found: /s/Wq8Jf3kX0aP5rL2nC7vB9g/sitemap.xml"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        message: string;
+                    };
+                };
+            };
+            /** @description No run of the site has succeeded yet. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "message": "The site has no sitemap yet."
                      *     }
                      */
                     "application/json": {
