@@ -10,7 +10,7 @@
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createKey, type RunningBinary, startBinary, tempDir } from "../support/binary.ts";
-import { call, json, locs, waitForJob } from "../jobs/support.ts";
+import { call, json, waitForJob } from "../jobs/support.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 import { needs } from "../support/requires.ts";
 import { waitFor } from "../support/wait.ts";
