@@ -122,7 +122,7 @@ describe("OpenAPI document and Swagger UI", () => {
       schema: { type: "integer", minimum: 8, maximum: 128, default: 16 },
     });
     const symbols = spec.paths["/api.php"].get.parameters.find((p: { name: string }) => p.name === "symbols");
-    // Any case, as the server reads booleans (issue 22, item 13): a pattern, not a lower-case enum.
+    // Any case, as the server reads booleans: a pattern, not a lower-case enum.
     const pattern = new RegExp(symbols.schema.pattern);
     for (const accepted of ["true", "TRUE", "False", "1", "0"]) expect(pattern.test(accepted)).toBe(true);
     for (const refused of ["yes", "2", "truee", ""]) expect(pattern.test(refused)).toBe(false);

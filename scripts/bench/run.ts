@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark of issue 7, one at a time (never two measurements at once on a
+// `npm run bench`: every benchmark, one at a time (never two measurements at once on a
 // 2-core machine), then BENCHMARKS.md. `--smoke` runs them all on tiny sizes once, installs
 // nothing and writes its report elsewhere: the test suite runs it so the harness cannot rot.
 //
@@ -16,14 +16,14 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { FULL_PLAN, SMOKE_PLAN, type Context } from "./context.ts";
-import { charts } from "./charts.ts";
-import { CORES, run } from "./proc.ts";
-import { renderReport } from "./report.ts";
-import type { BenchResults, Machine, SectionResult } from "./results.ts";
+import { FULL_PLAN, SMOKE_PLAN, type Context } from "./harness/context.ts";
+import { charts } from "./harness/charts.ts";
+import { CORES, run } from "./harness/proc.ts";
+import { renderReport } from "./harness/report.ts";
+import type { BenchResults, Machine, SectionResult } from "./harness/results.ts";
 import { SECTIONS, type SectionId } from "./sections.ts";
-import { BUN, buildBinaries, ROOT } from "./servers.ts";
-import { prepareTools } from "./tools.ts";
+import { BUN, buildBinaries, ROOT } from "./harness/servers.ts";
+import { prepareTools } from "./harness/tools.ts";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

@@ -1,17 +1,17 @@
 // Every section of `npm run bench`, in the order run.ts runs them. A helper adding a section
-// registers it here (and its place in the report in report.ts's ORDER); the type below makes
-// the table list every section id results.ts declares, and the smoke test checks each one ran.
-import { admissionBench } from "./admission.ts";
-import type { Context } from "./context.ts";
-import { crawlBench } from "./crawl.ts";
-import { crawlCliBench } from "./crawl-cli.ts";
-import { jobsBench } from "./jobs.ts";
-import { passwordBench } from "./password.ts";
-import { politenessBench } from "./politeness.ts";
-import { quotaBench } from "./quota.ts";
-import { renderBench } from "./render.ts";
-import type { SectionResult } from "./results.ts";
-import { startupBench } from "./startup.ts";
+// registers it here (and its place in the report in harness/report.ts's ORDER); the type below makes
+// the table list every section id harness/results.ts declares, and the smoke test checks each one ran.
+import { admissionBench } from "./sections/admission.ts";
+import type { Context } from "./harness/context.ts";
+import { crawlBench } from "./sections/crawl.ts";
+import { crawlCliBench } from "./sections/crawl-cli.ts";
+import { jobsBench } from "./sections/jobs.ts";
+import { passwordBench } from "./sections/password.ts";
+import { politenessBench } from "./sections/politeness.ts";
+import { quotaBench } from "./sections/quota.ts";
+import { renderBench } from "./sections/render.ts";
+import type { SectionResult } from "./harness/results.ts";
+import { startupBench } from "./sections/startup.ts";
 
 export const SECTIONS = {
   startup: startupBench,

@@ -1,5 +1,5 @@
-// Steps 1-5 of the contract, shared by POST /api/generate and POST /api/jobs: the key, the body
-// (with the caller's own validator at step 3, after `url`), the target address and the daily quota.
+// Admission in five steps, shared by POST /api/generate and POST /api/jobs: 1 the key, 2 the body,
+// 3 its `url` (then the caller's own validator), 4 the target address, 5 the daily quota.
 // A request refused here was not counted (it throws the HttpError that answers it); one admitted
 // was counted once, and `release` gives the admission back when a later step turns it away (503).
 import { HttpError } from "../http/errors.ts";

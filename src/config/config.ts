@@ -342,7 +342,7 @@ export interface CrawlCommandConfig {
 export const CRAWL_COMMAND_MAX_PAGES = 1_000_000;
 
 // The crawl's page and time flags share serve's variables (GENAPI_MAX_PAGES, GENAPI_CRAWL_TIMEOUT):
-// one flag name, one variable. The values the crawl options check again (crawl-options.ts) are
+// one flag name, one variable. The values the crawl options check again (src/crawler/options.ts) are
 // only typed here; commands/crawl.ts turns that module's messages into flag errors.
 const crawlSpecs = {
   output: {

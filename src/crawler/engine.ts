@@ -65,7 +65,7 @@ export interface CrawlProgress {
 }
 
 export interface RunOptions {
-  /** The request's crawl options (crawl-options.ts); max_pages lowers limits.maxPages. */
+  /** The request's crawl options (options.ts); max_pages lowers limits.maxPages. */
   crawl?: CrawlOptions;
   /** Stops the crawl: what was found stays in the state, and the run says `stopped: "aborted"`. */
   signal?: AbortSignal;

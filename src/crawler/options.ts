@@ -64,7 +64,7 @@ export const RENDER_UNAVAILABLE = "render is not available: no Chromium found on
 /** delay_ms's upper bound. */
 export const MAX_DELAY_MS = 60_000;
 
-/** Bounds that the OpenAPI schemas (model.ts) state too. */
+/** Bounds that the OpenAPI schemas (src/sitemap/model.ts) state too. */
 export const MAX_PATTERNS = 50;
 export const MAX_PATTERN_LENGTH = 2_048;
 export const MAX_PARAM_NAME_LENGTH = 256;

@@ -1,5 +1,5 @@
 /**
- * The growing state of one crawl, behind an interface so the same engine (crawler.ts) runs on memory
+ * The growing state of one crawl, behind an interface so the same engine (engine.ts) runs on memory
  * (POST /api/generate, `genapi crawl`) and on the store (jobs, which survive the process).
  *
  * The contract an implementation must meet:

@@ -91,7 +91,7 @@ export function linkRowFromColumns(row: LinkRowColumns): LinkRow {
   };
 }
 
-/** The columns of a StoredSite, selected and returned by every site statement (sites.ts of each backend). */
+/** The columns of a StoredSite, selected and returned by every site statement (sqlite/sites.ts, postgres/sites.ts). */
 export const SITE_COLUMNS =
   "seq, id, key_id, url, options, every_hours, next_run_at, callback_url, publish_token, indexnow, created_at, last_run, last_success";
 

@@ -24,7 +24,7 @@ export interface Store {
   /**
    * The same statements for work off the request path (the runner, checkpoints, publishing,
    * callbacks, retention), with BACKGROUND_DEADLINE_MS instead: a checkpoint slower than a
-   * request may take is not a lost lease (issue 22).
+   * request may take is not a lost lease.
    */
   readonly backgroundJobs: JobStore;
   /** Sites (src/sites/): the statements of requests, and those of the scheduler and the runs (background deadline). */

@@ -4,14 +4,14 @@
 // the JSON error body of the endpoint's family, and anything else into a logged 500.
 import { Elysia } from "elysia";
 
-/** The password endpoint's error body (seed 000). */
+/** The password endpoint's error body: {success: false, error}. */
 export const passwordErrorBody = (text: string) => ({ success: false as const, error: text });
-/** Every other endpoint's error body (seed 001). */
+/** Every other endpoint's error body: {success: false, message}. */
 export const apiErrorBody = (text: string) => ({ success: false as const, message: text });
 
 /**
- * The one error body: the password service answers {success, error} (seed 000), everything else
- * {success, message} (seed 001). `path` null: no request is known (Bun's last-resort handler), the API's.
+ * The one error body: the password service answers {success, error}, everything else
+ * {success, message}. `path` null: no request is known (Bun's last-resort handler), the API's.
  */
 export function errorBody(path: string | null, text: string) {
   return path !== null && withoutTrailingSlash(path) === "/api.php" ? passwordErrorBody(text) : apiErrorBody(text);

@@ -7,7 +7,7 @@ import type { Job } from "./model.ts";
 /**
  * A cancelled job is final: its runner publishes what it found within moments (the result or the
  * 409 error), and the stream waits that long for it, looking every CANCEL_POLL_MS, then sends
- * `done` with the job as it is. Every open stream of the job ends so (issue 22: they never did).
+ * `done` with the job as it is. Every open stream of the job ends so, whichever instance cancelled it.
  */
 export const CANCEL_GRACE_MS = 1_200;
 const CANCEL_POLL_MS = 200;

@@ -85,7 +85,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       timeoutMs: control.timeoutMs,
       concurrency: deps.concurrency ?? defaultCrawlLimits.concurrency,
     };
-    // Jobs stored before round 3 have no politeness options: the defaults.
+    // Jobs stored before the politeness options existed have none: the defaults.
     const options = { ...job.options, max_concurrency: job.options.max_concurrency ?? null, delay_ms: job.options.delay_ms ?? 0 };
     // The stored options hold `auth` redacted: the crawl gets the sealed credentials, opened here,
     // or does not run (a redacted value is never sent).

@@ -45,7 +45,7 @@ export interface CrawlFacts {
   excludedExamples: Record<string, string[]>;
   /**
    * What politeness did to the attempts so far, up to this checkpoint: added to the next attempt's
-   * own, so that a resumed job reports every throttled answer, retry and pause. Absent before round 3.
+   * own, so that a resumed job reports every throttled answer, retry and pause. Absent from checkpoints written before jobs counted politeness.
    */
   politeness?: PolitenessCounts;
 }

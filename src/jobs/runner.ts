@@ -10,7 +10,7 @@ export const MAX_ATTEMPTS = 3;
 
 /**
  * How often a running job's row is read for a cancel made through another instance (one made
- * here stops it at once): its crawl stops within 2 s of the DELETE (Cancelling, round 3).
+ * here stops it at once): its crawl stops within 2 s of the DELETE, as the README says.
  */
 export const CANCEL_WATCH_MS = 500;
 
@@ -261,7 +261,7 @@ export class JobRunner {
       let result: JobResult | null = null;
       let error: JobError | null = null;
       if (why === "cancelled") {
-        // Cancelling (round 3): what the crawl found is in the store (the crawl wrote its last
+        // A cancelled job: what the crawl found is in the store (the crawl wrote its last
         // checkpoint before it returned); it is the result, truncated, or with nothing listed the 409.
         status = "cancelled";
         if (progress.urls_listed > 0) {

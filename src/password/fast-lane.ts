@@ -1,5 +1,5 @@
 // GET /api.php answered without Elysia. Why: the password endpoint's target is 0.9x a bare
-// Bun.serve doing the same work (scripts/bench/fair-ceiling-server.ts); through Elysia it measured
+// Bun.serve doing the same work (scripts/bench/fixtures/fair-ceiling-server.ts); through Elysia it measured
 // 0.78-0.81x, most of the gap being Elysia's per-request context and response mapping. With this
 // lane: 0.89-0.91x (CPU µs per request, medians of 32-72 alternating runs: 28.2 -> 25.2 µs against
 // the ceiling's 22.3; notes/bench-profile.md section 6, "Fast lane").

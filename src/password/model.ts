@@ -8,7 +8,7 @@ import { MAX_COUNT, MAX_EXCLUDE, MAX_LENGTH, MAX_SEPARATOR, MAX_SYMBOL_SET, MAX_
 /**
  * The text booleans the server accepts: true, false, 1, 0 in any case. A case-insensitive
  * pattern spelled with character classes, because JSON Schema patterns (ECMA-262) have no
- * portable inline flag; routes.test.ts checks it against the parser on every spelling.
+ * portable inline flag; test/password/routes.test.ts checks it against the parser on every spelling.
  */
 export const BOOLEAN_TEXT_PATTERN = "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|1|0)$";
 /** symbol_set: the 32 ASCII punctuation characters, 1 to 32 of them (distinct: not expressible here). */

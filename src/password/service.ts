@@ -197,7 +197,7 @@ function passwordResult(request: Extract<GenerationRequest, { type: "password" }
   let method: Method;
   let entropy: number;
   if (minimums === undefined) {
-    // Every selected class at least once: the rule of seed 000, with its cached figures.
+    // Every selected class at least once (the default without minimums), with its cached figures.
     entropy = entropyOf(prepared, length);
     method =
       acceptanceOf(prepared, length) >= REDRAW_MIN_ACCEPTANCE

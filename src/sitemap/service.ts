@@ -35,7 +35,7 @@ export interface SitemapService {
   crawl: (url: string, signal: AbortSignal, options: CrawlOptions) => Promise<CrawlResult>;
 }
 
-/** The server's settings this service needs (serve's flags, config.ts). */
+/** The server's settings this service needs (serve's flags, src/config/config.ts). */
 export interface SitemapServiceConfig {
   maxPages: number;
   crawlTimeoutSeconds: number;

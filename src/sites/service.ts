@@ -26,7 +26,7 @@ export interface SiteServiceDeps {
   jobs: JobQueue & JobFiles;
   keys: KeyStore;
   quota: QuotaStore;
-  /** Steps 1-4 of /api/generate (admission.ts's check). */
+  /** Steps 1-4 of /api/generate (src/admission/admission.ts's check). */
   check: SitesDeps["check"];
   credentials: JobCredentials;
   renderAvailable: boolean;

@@ -1,5 +1,5 @@
-// What sites need from the store, one interface for SQLite and PostgreSQL (sites.ts of each backend in src/db/), one
-// suite over both (test/db/site-store-suite.ts). A site's row holds its settings, schedule and the
+// What sites need from the store, one interface for SQLite and PostgreSQL (src/db/sqlite/sites.ts,
+// src/db/postgres/sites.ts). A site's row holds its settings, schedule and the
 // ids of its latest and latest successful runs; its runs are jobs (with their site_id) and the
 // history of its pages is the latest successful run's page rows (job_pages), so nothing of a site
 // grows in memory, however many URLs it has.

@@ -5,9 +5,9 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BenchResults } from "../../scripts/bench/results.ts";
+import type { BenchResults } from "../../scripts/bench/harness/results.ts";
 import { SECTIONS } from "../../scripts/bench/sections.ts";
-import { generateSite } from "../../scripts/bench/site.ts";
+import { generateSite } from "../../scripts/bench/fixtures/site.ts";
 import { ensureBinary } from "../support/binary.ts";
 
 const root = join(import.meta.dir, "../..");
@@ -79,7 +79,7 @@ describe("bench harness, smoke mode", () => {
     const startup = results.sections.find((s) => s.id === "startup")!.tables[0]!.rows.find((r) => r.label === "genapi")!;
     expect(startup.cells["ms to first 200"]).toMatchObject({ runs: 3 });
 
-    // Jobs (scripts/bench/jobs.ts): the big site's job listed every page, on SQLite (with and
+    // Jobs (scripts/bench/sections/jobs.ts): the big site's job listed every page, on SQLite (with and
     // without link_report) and on PostgreSQL in one attempt, with RSS samples for the chart.
     const jobs = results.sections.find((s) => s.id === "jobs")!;
     expect(jobs.checks.map((c) => [c.label, c.passed])).toEqual([
@@ -98,7 +98,7 @@ describe("bench harness, smoke mode", () => {
     for (const section of results.sections)
       expect(report).toMatch(new RegExp(`^## \\d+\\. ${section.title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
     expect(report).toContain(`| ${results.machine.nproc} | ${results.machine.cpuModel} |`);
-    // The charts are SVG files beside the report, embedded in it (scripts/bench/charts.ts): the
+    // The charts are SVG files beside the report, embedded in it (scripts/bench/harness/charts.ts): the
     // crawl's bars and the job's RSS and pages/s against pages crawled.
     for (const [title, file] of [
       ["Crawl pages/s against the peers (higher is better)", "crawl-pages-per-second.svg"],
@@ -110,14 +110,17 @@ describe("bench harness, smoke mode", () => {
   }, 180_000); // About 35-40 s on a quiet 2-core machine before the politeness section (~25 s of Crawlee's and genapi's crawls of a throttling site), 100 s at a load average of 14; the margin is for other test files running beside it.
 });
 
-describe("the link report's cost alone (scripts/bench/link-report-cost.ts)", () => {
+describe("the link report's cost alone (scripts/bench/probes/link-report-cost.ts)", () => {
   test("crawls the site with and without --link-report and prints each run and the ratios", async () => {
     const binary = await ensureBinary();
-    const proc = Bun.spawn([process.execPath, "scripts/bench/link-report-cost.ts", "--binary", binary, "--pages", "60", "--runs", "2"], {
-      cwd: root,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [process.execPath, "scripts/bench/probes/link-report-cost.ts", "--binary", binary, "--pages", "60", "--runs", "2"],
+      {
+        cwd: root,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
     const lines = stdout.trim().split("\n");

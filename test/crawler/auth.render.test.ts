@@ -1,4 +1,4 @@
-// Option `auth` when pages are rendered (issue 26 with issue 25): the browser's requests go through
+// Option `auth` when pages are rendered: the browser's requests go through
 // the same network path as the crawl's own, so a protected single-page application's own
 // sub-requests carry the start origin's credentials and are crawled completely, and what the page
 // asks of another origin carries none. Real Chromium (skipped, saying why, where there is none);

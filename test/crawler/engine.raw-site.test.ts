@@ -74,7 +74,7 @@ test("bytes a page's connection carries after its response are not the next page
 });
 
 test("a large page whose body pauses longer than the pool's idle timeout is read within the page's deadline", async () => {
-  // Issue 22: a 284,880-byte page was counted failed in one run of six. Nothing but the page's own
+  // A 284,880-byte page was once counted failed in one run of six. Nothing but the page's own
   // deadline (requestTimeoutMs, 10 s) bounds its body: the pool's idle timeout (4 s) closes idle
   // connections only. Scaled down here: a 100 ms idle timeout, a 1.5 s page deadline, a 600 ms
   // pause after 200,000 of the page's 284,880 bytes (the stream path: past 256 KiB).

@@ -5,7 +5,7 @@ import { CrawlFailedError } from "../../src/crawler/errors.ts";
 import { serveSite, sitesStoppedAfterEach, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 
-/** One hop through global fetch: what guarded-fetch.ts does, minus the address check. */
+/** One hop through global fetch: what src/crawler/net/guarded-fetch.ts does, minus the address check. */
 const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
 
 const serve = sitesStoppedAfterEach();

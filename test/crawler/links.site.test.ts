@@ -1,4 +1,4 @@
-// The link report (contract, "Link report (round 3)") of the crawl held in memory (POST
+// The link report (the README's link report) of the crawl held in memory (POST
 // /api/generate's and `genapi crawl`'s), against fixture sites on loopback.
 import { afterEach, describe, expect, test } from "bun:test";
 import {

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { StoreUnavailableError, type Store } from "../../src/db/store.ts";
+import { waitFor } from "../support/wait.ts";
 
 export interface Backend {
   name: string;
@@ -192,10 +193,7 @@ export function storeSuite(backend: Backend): void {
         expect((error as StoreUnavailableError).problem).toBe(backend.problem);
         expect(ms).toBeLessThan(2_000);
         // Back by itself within seconds (PostgreSQL: a pooled connection the restart cut fails once).
-        let ready = false;
-        for (const until = performance.now() + 5_000; !ready && performance.now() < until; await Bun.sleep(100))
-          ready = await store.ready();
-        expect(ready).toBe(true);
+        await waitFor(() => store.ready(), 5_000, "the store to be ready again", 100);
         // The refused admission was not counted.
         expect((await store.quota.peek("u", 10, NOW)).remaining).toBe(9);
       } finally {

@@ -1,4 +1,4 @@
-// Crawling protected sites (issue 26) through the compiled executable, against loopback sites that
+// Crawling protected sites through the compiled executable, against loopback sites that
 // record every request with its headers:
 // - sites behind basic auth, a header and a cookie are crawled completely with their credentials
 //   and answer 401 without, by /api/generate, by a job and by `genapi crawl`;
@@ -19,7 +19,8 @@ import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningB
 import { basicHeader, credentialHeadersOf, type ProtectedSite, serveProtectedSite } from "../support/protected-site.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 import { needs, postgresBin } from "../support/requires.ts";
-import { call, createJob, json, locs, readEventStream, waitFor, waitForJob, type ServerSentEvent } from "../jobs/support.ts";
+import { call, createJob, json, locs, readEventStream, waitForJob, type ServerSentEvent } from "../jobs/support.ts";
+import { waitFor } from "../support/wait.ts";
 
 afterAll(() => stopCluster());
 

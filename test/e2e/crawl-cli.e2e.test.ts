@@ -8,6 +8,7 @@ import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningB
 import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
+import { waitFor } from "../support/wait.ts";
 
 const html = (body: string, head = "") => `<!doctype html><html><head>${head}</head><body>${body}</body></html>`;
 
@@ -156,7 +157,7 @@ describe("genapi crawl: the API's sitemap and report", () => {
   test("without --json: one summary line on stderr; --quiet: nothing", async () => {
     const normal = await crawl([`${site.url}/`]);
     expect(normal.code).toBe(0);
-    // The small site's /gone answers 404: the summary names it (issue 23: a crawl with failed pages says so).
+    // The small site's /gone answers 404: the summary names it (a crawl with failed pages says so).
     expect(normal.stderr).toMatch(
       /^genapi: 6 URLs listed from 10 pages in [\d.]+ s \([\d.]+ pages\/s\), written to standard output; 1 page answered an HTTP error\n$/,
     );
@@ -421,7 +422,7 @@ describe("genapi crawl: terminal and signals", () => {
       const stdout = new Response(proc.stdout).text();
       const stderr = new Response(proc.stderr).text();
       // Interrupted mid-crawl: once pages are being served, whatever the machine's load.
-      for (let waited = 0; site.served() < 50 && waited < 30_000; waited += 50) await Bun.sleep(50);
+      await waitFor(() => site.served() >= 50, 30_000, "50 pages served to the crawl");
       proc.kill("SIGINT");
       const code = await proc.exited;
       expect(code).toBe(130);

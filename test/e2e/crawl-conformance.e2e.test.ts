@@ -1,4 +1,4 @@
-// Issue 11's conformance defects through the compiled executable: what the sitemap lists and how
+// Conformance defects once found, through the compiled executable: what the sitemap lists and how
 // the request answers, with exact statuses and messages, against loopback fixture sites.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";

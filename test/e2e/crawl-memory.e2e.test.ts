@@ -1,4 +1,4 @@
-// Issue 10, defect 8: --max-crawls hostile crawls at once, every page 3.3 MB of nested <noscript>
+// --max-crawls hostile crawls at once, every page 3.3 MB of nested <noscript>
 // (or of unclosed <b>, which costs the HTML parser as much per level), must keep the executable
 // under 256 MB peak RSS and bring it back near its idle level afterwards.
 import { afterAll, beforeAll, expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// Issue 11's crawl options and report through the compiled executable: a 400 naming the field that
+// The crawl options and report through the compiled executable: a 400 naming the field that
 // costs no quota, and one crawl with every option on whose sitemap validates against the sitemaps.org
 // schema with the image and xhtml extensions.
 import { afterAll, beforeAll, expect, test } from "bun:test";

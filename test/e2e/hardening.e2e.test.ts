@@ -1,7 +1,8 @@
-// Issue 10's HTTP defects through the executable, with raw TCP requests so that the Host header,
+// HTTP defects once found, through the executable, with raw TCP requests so that the Host header,
 // the request line and the pace of the body are exactly what a hostile or odd client sends.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, startBinary, type RunningBinary } from "../support/binary.ts";
+import { requestLogLine } from "../support/wait.ts";
 
 let server: RunningBinary;
 let port: number;
@@ -73,12 +74,7 @@ function raw(head: string[], body = "", holdOpen = false): Promise<RawResponse> 
 async function logLine(response: RawResponse): Promise<Record<string, unknown>> {
   const id = response.headers.get("x-request-id");
   expect(id).toBeString();
-  for (let i = 0; i < 50; i++) {
-    const line = server.stdout.find((l) => l.includes(`"request_id":"${id}"`));
-    if (line) return JSON.parse(line);
-    await Bun.sleep(20);
-  }
-  throw new Error(`no log line for request ${id}`);
+  return requestLogLine(server.stdout, id);
 }
 
 /** Every route, as a request line and a body, with the status a well-formed request gets. */

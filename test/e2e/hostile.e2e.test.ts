@@ -7,6 +7,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createKey, generate, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
+import { waitFor } from "../support/wait.ts";
 
 const html = (body: string, headers: Record<string, string> = {}) =>
   new Response(body, { headers: { "content-type": "text/html", ...headers } });
@@ -154,7 +155,7 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
     try {
       const first = send(`${slowSite.url}/`, abort.signal).catch((error: Error) => error);
       // Wait until the crawl is inside /p0: the only slot is taken and nothing may queue.
-      while (!slowSite.requests.some((r) => r.endsWith("/p0"))) await Bun.sleep(20);
+      await waitFor(() => slowSite.requests.some((r) => r.endsWith("/p0")), 10_000, "the crawl's request for /p0");
       expect((await send(`${quick.url}/`)).status).toBe(503);
       abort.abort();
       expect(await first).toBeInstanceOf(Error);
@@ -178,7 +179,7 @@ describe("dist/genapi: crawls cannot hold the service hostage", () => {
     const seenBefore = site.requests.length;
     const hostile = crawl("hostile", `${site.url}/`);
     // Wait until the hostile crawl is under way.
-    while (site.requests.length < seenBefore + 3) await Bun.sleep(20);
+    await waitFor(() => site.requests.length >= seenBefore + 3, 10_000, "three requests of the hostile crawl at the site");
     const other = await crawl("fine", `${fine.url}/`);
     expect(other.status).toBe(200);
     expect(other.body.data.url_count).toBe(2);

@@ -18,7 +18,7 @@ const postgres = needs(import.meta.path, "postgresql");
 describeJobs({ name: "PostgreSQL", store: createDatabase, skip: !postgres });
 
 describe.skipIf(!postgres)("jobs on PostgreSQL: a slow checkpoint", () => {
-  // Leases (round 3): checkpoints have their own deadline, not the request path's 1.5 s. Before,
+  // Leases: checkpoints have their own deadline, not the request path's 1.5 s. Before,
   // a checkpoint that waited longer was taken for a lost lease: the job stood still until its
   // lease ran out, and went on in a second attempt.
   test("a checkpoint held 4 s by another connection's lock is waited for: one attempt, every page listed, nothing logged", async () => {

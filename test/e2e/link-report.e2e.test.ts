@@ -1,4 +1,4 @@
-// The link report (contract, "Link report (round 3)") through the executable: POST /api/generate's
+// The link report (the README's link report) through the executable: POST /api/generate's
 // data.links and `genapi crawl --link-report FILE` give exactly what the fixture site holds (jobs:
 // test/jobs/e2e-suite.ts), and a site with more broken links than a list holds is cut at 1,000 with
 // `truncated` in data.links while FILE keeps them all. The site's /refused resets its connection

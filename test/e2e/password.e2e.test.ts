@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { requestLogLine, waitFor } from "../support/wait.ts";
 
 const SYMBOLS = "!#$%&()*+,-./:;<=>?@[]^_{|}~";
 let genapi: RunningBinary;
@@ -94,8 +95,7 @@ describe("dist/genapi: password endpoint", () => {
     const { password } = (await res.json()) as any;
     const requestId = res.headers.get("x-request-id");
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
-    await Bun.sleep(50);
-    const line = genapi.stdout.map((l) => JSON.parse(l)).find((l) => l.request_id === requestId);
+    const line = await requestLogLine(genapi.stdout, requestId);
     expect(line).toMatchObject({ method: "GET", path: "/api.php", status: 200, ip: "127.0.0.1" });
     expect(typeof line.duration_ms).toBe("number");
     expect(Date.parse(line.time)).toBeGreaterThan(Date.now() - 60_000);
@@ -108,12 +108,7 @@ describe("dist/genapi: password endpoint", () => {
     const logLine = async (res: Response) => {
       const id = res.headers.get("x-request-id");
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
-      for (let i = 0; i < 50; i++) {
-        const line = genapi.stdout.find((l) => l.includes(`"request_id":"${id}"`));
-        if (line) return JSON.parse(line);
-        await Bun.sleep(20);
-      }
-      throw new Error(`no log line for request ${id}`);
+      return requestLogLine(genapi.stdout, id);
     };
     const headersOf = (res: Response) => [...res.headers].filter(([name]) => name !== "date" && name !== "x-request-id");
     for (const query of [
@@ -193,7 +188,7 @@ describe("dist/genapi: large bodies are refused by the endpoints, not by the HTT
   });
 });
 
-// Round 3 (issue 27): minimums, symbol_set, count and passphrases, answered by the executable
+// Minimums, symbol_set, count and passphrases, answered by the executable
 // with its real (crypto) source.
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER = "abcdefghijklmnopqrstuvwxyz";
@@ -410,9 +405,10 @@ describe("dist/genapi: minimums, symbol_set, count, passphrases", () => {
   });
 
   test("no generated password or passphrase reaches the log", async () => {
+    const logged = genapi.stdout.length;
     const { body } = await get("type=passphrase&count=5&words=8");
     const { body: passwords } = await get("count=5&length=40");
-    await Bun.sleep(50);
+    await waitFor(() => genapi.stdout.length >= logged + 2, 2_000, "the log lines of the two requests");
     const log = genapi.stdout.join("\n");
     for (const secret of [...body.passwords, ...passwords.passwords]) expect(log).not.toContain(secret);
   });

@@ -1,4 +1,4 @@
-// Politeness toward crawled sites (issue 23) through the compiled executable, judged by what the
+// Politeness toward crawled sites through the compiled executable, judged by what the
 // site saw: several processes on one store (PostgreSQL, SQLite) never exceed --host-concurrency
 // requests in flight to one host, nor start them closer than --host-delay (200, and 205: any value,
 // not only round ones); robots.txt's Crawl-delay spaces them (capped at 30 s); 429 and 503 pause the
@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { call, createJob, json, waitFor, waitForJob } from "../jobs/support.ts";
+import { call, createJob, json, waitForJob } from "../jobs/support.ts";
+import { waitFor } from "../support/wait.ts";
 import { createKey, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { mostAtOnce, servePoliteSite, type Visit } from "../support/polite-site.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";

@@ -1,4 +1,4 @@
-// Several genapi instances on one PostgreSQL database, through the compiled executable (issue 12):
+// Several genapi instances on one PostgreSQL database, through the compiled executable:
 // exact quotas across instances, keys shared at once, counters that outlive a server restart, 503s
 // (never a 500 or a hang) while the server is down or too slow and recovery without restarting
 // genapi, and the URL's password nowhere in what genapi prints or serves.

@@ -1,4 +1,4 @@
-// JavaScript rendering with the system's Chromium (issue 25) through the compiled executable and
+// JavaScript rendering with the system's Chromium through the compiled executable and
 // the real browser: a hand-written single-page application listed only when rendered, `auto`
 // choosing for itself, the address guard holding for every request a page makes (fetch, a name,
 // a redirect, an iframe, a WebSocket, a service worker, forms, beacons, workers, a pop-up) and a

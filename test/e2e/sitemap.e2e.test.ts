@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createKey, generate, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
+import { waitFor } from "../support/wait.ts";
 
 const page = (title: string, links: string[]) =>
   `<!doctype html><html><head><title>${title}</title></head><body>${links.map((l) => `<a href="${l}">${l}</a>`).join("")}</body></html>`;
@@ -125,11 +126,9 @@ describe("dist/genapi: quotas across restarts and processes", () => {
     // The rightmost entry that is not a trusted proxy is the client: a forged left entry changes nothing.
     expect((await viaProxy("203.0.113.50, 198.51.100.1")).status).toBe(429);
     expect((await viaProxy("198.51.100.2")).status).toBe(200);
-    await Bun.sleep(50);
-    const ips = trusting.stdout
-      .map((l) => JSON.parse(l))
-      .filter((l) => l.path === "/api/generate")
-      .map((l) => l.ip);
+    const generateLines = () => trusting.stdout.map((l) => JSON.parse(l)).filter((l) => l.path === "/api/generate");
+    await waitFor(() => generateLines().length >= 4, 2_000, "the log lines of the four /api/generate requests");
+    const ips = generateLines().map((l) => l.ip);
     expect(ips).toEqual(["198.51.100.1", "198.51.100.1", "198.51.100.1", "198.51.100.2"]);
     expect(await trusting.stop()).toBe(0);
   });
@@ -148,7 +147,7 @@ describe("dist/genapi: graceful stop", () => {
     const key = await createKey(dbPath);
     const server = await startBinary({ dbPath, args: ["--allow-private-targets"] });
     const pending = generate(server, key, `${slow.url}/`);
-    await Bun.sleep(500);
+    await waitFor(() => slow.requests.some((r) => r.endsWith("/slow")), 10_000, "the crawl's request for /slow");
     server.proc.kill("SIGTERM");
     const res = await pending;
     expect(res.status).toBe(200);

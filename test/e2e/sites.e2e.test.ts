@@ -10,9 +10,10 @@
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createKey, type RunningBinary, startBinary, tempDir } from "../support/binary.ts";
-import { call, json, waitFor, waitForJob } from "../jobs/support.ts";
+import { call, json, waitForJob } from "../jobs/support.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 import { needs } from "../support/requires.ts";
+import { waitFor } from "../support/wait.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 import { join } from "node:path";
 

@@ -1,5 +1,5 @@
 // The SQLite store on a bad day, through the compiled executable: another process holding the write
-// lock, a read-only or corrupted file, and --db values that cannot be opened (issue 10, defects 3, 4, 6).
+// lock, a read-only or corrupted file, and --db values that cannot be opened.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, openSync, writeFileSync, writeSync, closeSync, statSync } from "node:fs";

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, startBinary, type RunningBinary } from "../support/binary.ts";
 import { serveLinkSite, serveManyBroken } from "../support/link-site.ts";
 import { stopRawServers } from "../support/raw-http-server.ts";
+import { waitFor, within } from "../support/wait.ts";
 import { validateSitemap } from "../support/xmllint.ts";
 import {
   call,
@@ -17,7 +18,6 @@ import {
   json,
   locs,
   readEventStream,
-  waitFor,
   waitForJob,
   type GeneratedSite,
   type ServerSentEvent,
@@ -350,7 +350,7 @@ export function describeJobs(backend: Backend) {
         const deleted = Date.now();
         const res = await call(server, key, `/api/jobs/${id}`, { method: "DELETE" });
         expect(await json(res)).toMatchObject({ success: true, message: "Job cancelled." });
-        await Promise.race([ended, Bun.sleep(5_000)]);
+        await within(ended, 5_000, "every event stream to end after the DELETE");
         for (const stream of streams) {
           expect(stream.endedAt).toBeGreaterThan(0);
           expect(stream.endedAt - deleted).toBeLessThan(2_000);
@@ -380,7 +380,7 @@ export function describeJobs(backend: Backend) {
         const { streams, ended } = await watch(id, 2);
         const deleted = Date.now();
         expect((await call(server, key, `/api/jobs/${id}`, { method: "DELETE" })).status).toBe(200);
-        await Promise.race([ended, Bun.sleep(5_000)]);
+        await within(ended, 5_000, "every event stream to end after the DELETE");
         for (const stream of streams) {
           expect(stream.endedAt).toBeGreaterThan(0);
           expect(stream.endedAt - deleted).toBeLessThan(2_000);

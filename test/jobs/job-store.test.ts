@@ -174,7 +174,7 @@ for (const [name, open] of backends) {
       expect(await store.cancel(job.id, "2026-01-01T00:00:00.000Z", empty)).toBe("running");
       expect((await store.get(job.id))!.result).toBeNull();
       // Cancelled, the job stays its runner's until it has published what it found: the runner's
-      // last checkpoint is written (issue 22: it was refused, and its URLs lost); nobody else's.
+      // last checkpoint is written (refused, its URLs would be lost); nobody else's.
       expect(await store.heartbeat(job.id, "A", Date.now() + 20_000_000, 60_000, progress(25))).toBe(true);
       expect(await store.heartbeat(job.id, "B", Date.now() + 20_000_000, 60_000, progress(25))).toBe(false);
       const last = { loc: "http://site.test/zz", lastmod: null, extra: null };
@@ -221,7 +221,7 @@ for (const [name, open] of backends) {
 }
 
 describe.skipIf(!postgres)("job store on postgres: a checkpoint's plan", () => {
-  // Issue 22: a 1,000,000-page job lost its lease at 81,513 pages when marking 500 URLs done took
+  // Measured: a 1,000,000-page job lost its lease at 81,513 pages when marking 500 URLs done took
   // 1.9 s. Bun prepares every statement; after five runs PostgreSQL may keep a generic plan, made
   // without the parameters' values, and on a job_urls without statistics yet (a big job outruns
   // autovacuum) that plan read every row of the job and compared each with 500 parameters in turn.

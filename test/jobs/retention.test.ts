@@ -8,6 +8,7 @@ import { migrations, sqliteCredentialsMigration, sqliteJobsMigration, sqliteLink
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { startRetention } from "../../src/jobs/retention.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
+import { waitFor } from "../support/wait.ts";
 
 test("finished jobs older than the retention are deleted in batches; younger and running ones stay", async () => {
   const db = new Database(":memory:", { strict: true });
@@ -69,7 +70,7 @@ test("finished jobs older than the retention are deleted in batches; younger and
 
   const before = writes;
   const retention = startRetention({ store, retentionDays: 7, now: () => now, rowBatch: 50, pauseMs: 1, log: () => {} });
-  for (let i = 0; i < 200 && (await store.countEntries(young)) > 0; i++) await Bun.sleep(5);
+  await waitFor(async () => (await store.countEntries(young)) === 0, 5_000, "retention to delete the young job's crawl state");
   await retention.stop();
 
   expect(await store.get(old)).toBeNull();

@@ -7,7 +7,7 @@ import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
 import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { publishResult } from "../../src/jobs/publish.ts";
-import { JobRunner, MAX_ATTEMPTS } from "../../src/jobs/runner.ts";
+import { JobRunner, MAX_ATTEMPTS, type RunnerDeps } from "../../src/jobs/runner.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { quietPoliteness } from "../../src/crawler/index.ts";
 import { createJobCrawl } from "../../src/jobs/job-crawl.ts";
@@ -15,6 +15,7 @@ import { QUERY_DEADLINE_MS } from "../../src/db/postgres/store.ts";
 import { StoreUnavailableError } from "../../src/http/store-errors.ts";
 import type { HopFetcher } from "../../src/crawler/index.ts";
 import type { JobStore } from "../../src/jobs/job-store.ts";
+import { waitFor } from "../support/wait.ts";
 
 function memoryStore(): JobStore {
   const db = new Database(":memory:", { strict: true });
@@ -22,6 +23,39 @@ function memoryStore(): JobStore {
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   return createSqliteJobStore({ read: direct, write: direct });
 }
+
+/**
+ * The runner under test on `store`: owner "one", one job at a time, a 1 s lease, polling every
+ * 20 ms, a finished job published as the service publishes it, nothing logged; `deps` sets what a
+ * test is about (its crawl, its log, ...).
+ */
+function runnerOn(store: JobStore, deps: Partial<RunnerDeps> = {}): JobRunner {
+  return new JobRunner({
+    store,
+    owner: "one",
+    maxJobs: 1,
+    leaseMs: 1_000,
+    jobTimeoutMs: 60_000,
+    pollMs: 20,
+    now: Date.now,
+    crawl: async () => {
+      throw new Error("this test's runner crawls nothing");
+    },
+    publish: (job, truncated, progress) =>
+      publishResult(store, job, {
+        truncated,
+        progress,
+        now: new Date(),
+        politeness: quietPoliteness(4),
+        render: { mode: "never", rendered: false, pages_rendered: 0 },
+      }),
+    notify: async () => {},
+    log: () => {},
+    ...deps,
+  });
+}
+
+const finished = (status: string | undefined) => status === "succeeded" || status === "failed" || status === "cancelled";
 
 /** A site in memory, no network: page i links to pages 3i+1..3i+3 and home; each answer takes `delayMs`. */
 function treeSite(size: number, delayMs = 1): HopFetcher {
@@ -37,10 +71,7 @@ function treeSite(size: number, delayMs = 1): HopFetcher {
 }
 
 test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found instead of crawling again`, async () => {
-  const db = new Database(":memory:", { strict: true });
-  migrate(db, sqliteMigrations);
-  const direct = async <T>(fn: (d: Database) => T) => fn(db);
-  const store = createSqliteJobStore({ read: direct, write: direct });
+  const store = memoryStore();
   const id = newJobId();
   await store.create(
     { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" },
@@ -69,32 +100,16 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
     now += 2 * lease;
   }
   let crawled = false;
-  const runner = new JobRunner({
-    store,
+  const runner = runnerOn(store, {
     owner: "survivor",
-    maxJobs: 1,
     leaseMs: lease,
-    jobTimeoutMs: 60_000,
-    pollMs: 20,
-    now: Date.now,
     crawl: async () => {
       crawled = true;
       throw new Error("a job past its attempts must not be crawled again");
     },
-    publish: (job, truncated, progress) =>
-      publishResult(store, job, {
-        truncated,
-        progress,
-        now: new Date(),
-        politeness: quietPoliteness(4),
-        render: { mode: "never", rendered: false, pages_rendered: 0 },
-      }),
-    notify: async () => {},
-    log: () => {},
   });
   runner.start();
-  for (let i = 0; i < 200 && (await store.get(id))?.status === "queued"; i++) await Bun.sleep(10);
-  for (let i = 0; i < 200 && (await store.get(id))?.status === "running"; i++) await Bun.sleep(10);
+  await waitFor(async () => finished((await store.get(id))?.status), 5_000, `job ${id} to finish`);
   await runner.stop();
   const job = (await store.get(id))!;
   expect(crawled).toBe(false);
@@ -106,10 +121,7 @@ test(`after ${MAX_ATTEMPTS} attempts that died, the job publishes what it found 
 });
 
 test("a store that fails claims is logged once per problem, and once when claims work again", async () => {
-  const db = new Database(":memory:", { strict: true });
-  migrate(db, sqliteMigrations);
-  const direct = async <T>(fn: (d: Database) => T) => fn(db);
-  const real = createSqliteJobStore({ read: direct, write: direct });
+  const real = memoryStore();
   const failures = [
     "Service temporarily unavailable: the database is busy.",
     "Service temporarily unavailable: the database is busy.",
@@ -126,23 +138,16 @@ test("a store that fails claims is logged once per problem, and once when claims
     },
   };
   const logged: string[] = [];
-  const runner = new JobRunner({
-    store,
-    owner: "one",
-    maxJobs: 1,
-    leaseMs: 1_000,
-    jobTimeoutMs: 60_000,
+  const runner = runnerOn(store, {
     pollMs: 5,
-    now: Date.now,
     crawl: async () => {
       throw new Error("no job is queued");
     },
     publish: async () => null,
-    notify: async () => {},
     log: (line) => logged.push(line),
   });
   runner.start();
-  for (let i = 0; i < 400 && claims < failures.length + 3; i++) await Bun.sleep(5);
+  await waitFor(() => claims >= failures.length + 3, 5_000, `${failures.length + 3} claims`);
   await runner.stop();
   expect(claims).toBeGreaterThanOrEqual(failures.length + 3);
   expect(logged).toEqual([
@@ -155,7 +160,7 @@ test("a store that fails claims is logged once per problem, and once when claims
 test("a checkpoint that outlives the request deadline once is written again: the job finishes in one attempt, complete", async () => {
   const real = memoryStore();
   let checkpoints = 0;
-  // The second checkpoint fails as PostgreSQL's did in issue 22: past QUERY_DEADLINE_MS.
+  // The second checkpoint fails as a PostgreSQL checkpoint under lock contention does: past QUERY_DEADLINE_MS.
   const store: JobStore = {
     ...real,
     checkpoint: async (...args) => {
@@ -181,14 +186,8 @@ test("a checkpoint that outlives the request deadline once is written again: the
   );
   const logged: string[] = [];
   const lease = 1_000;
-  const runner = new JobRunner({
-    store,
-    owner: "one",
-    maxJobs: 1,
+  const runner = runnerOn(store, {
     leaseMs: lease,
-    jobTimeoutMs: 60_000,
-    pollMs: 20,
-    now: Date.now,
     crawl: createJobCrawl({
       store,
       owner: "one",
@@ -196,19 +195,10 @@ test("a checkpoint that outlives the request deadline once is written again: the
       crawl: { fetch: treeSite(300), now: Date.now, userAgent: "genapi/1" },
       stateOptions: { flushPages: 20, flushMs: 60_000 },
     }),
-    publish: (job, truncated, progress) =>
-      publishResult(store, job, {
-        truncated,
-        progress,
-        now: new Date(),
-        politeness: quietPoliteness(4),
-        render: { mode: "never", rendered: false, pages_rendered: 0 },
-      }),
-    notify: async () => {},
     log: (line) => logged.push(line),
   });
   runner.start();
-  for (let i = 0; i < 1_000 && !["succeeded", "failed", "cancelled"].includes((await store.get(id))!.status); i++) await Bun.sleep(20);
+  await waitFor(async () => finished((await store.get(id))?.status), 20_000, `job ${id} to finish`);
   await runner.stop();
   const job = (await store.get(id))!;
   expect(checkpoints).toBeGreaterThan(2);
@@ -250,29 +240,14 @@ test("a job cancelled through another instance stops within 2 s, its request in 
     10,
   );
   const logged: string[] = [];
-  const runner = new JobRunner({
-    store,
-    owner: "one",
-    maxJobs: 1,
+  const runner = runnerOn(store, {
     leaseMs: 60_000,
-    jobTimeoutMs: 60_000,
-    pollMs: 20,
-    now: Date.now,
     crawl: createJobCrawl({ store, owner: "one", leaseMs: 60_000, crawl: { fetch, now: Date.now, userAgent: "genapi/1" } }),
-    publish: (job, truncated, progress) =>
-      publishResult(store, job, {
-        truncated,
-        progress,
-        now: new Date(),
-        politeness: quietPoliteness(4),
-        render: { mode: "never", rendered: false, pages_rendered: 0 },
-      }),
-    notify: async () => {},
     log: (line) => logged.push(line),
   });
   const started = Date.now();
   runner.start();
-  for (let i = 0; i < 500 && !["/a", "/b", "/c", "/slow"].every((p) => requested.includes(p)); i++) await Bun.sleep(10);
+  await waitFor(() => ["/a", "/b", "/c", "/slow"].every((p) => requested.includes(p)), 5_000, "requests for /a, /b, /c and /slow");
   await Bun.sleep(100);
   // No checkpoint yet (one a second at most): the four URLs found are in memory only.
   expect(await store.countEntries(id)).toBe(0);
@@ -280,7 +255,7 @@ test("a job cancelled through another instance stops within 2 s, its request in 
   expect(await store.cancel(id, new Date().toISOString(), { status: 409, message: "Job cancelled before any URL was listed." })).toBe(
     "running",
   );
-  for (let i = 0; i < 300 && (await store.get(id))!.result === null; i++) await Bun.sleep(10);
+  await waitFor(async () => (await store.get(id))!.result !== null, 3_000, `job ${id}'s published result`);
   const stoppedWithin = Date.now() - cancelled;
   await runner.stop();
   const job = (await store.get(id))!;

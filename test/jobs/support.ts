@@ -125,14 +125,6 @@ export async function waitForJob(
   }
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs = 30_000, what = "condition") {
-  const until = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
 /** Every <loc> of an XML document. */
 export function locs(xml: string): string[] {
   return [...xml.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => m[1]!.replaceAll("&amp;", "&"));

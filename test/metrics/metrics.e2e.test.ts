@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createKey, generate, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { serveSite, type Site } from "../support/site.ts";
+import { waitFor } from "../support/wait.ts";
 
 interface Sample {
   name: string;
@@ -150,13 +151,18 @@ describe("GET /metrics (compiled executable)", () => {
     // The fixture site has two pages: / and /a; the crawl fetched them, and the job does once it has run.
     const crawlPages = (samples: Sample[]) => value(samples, "genapi_crawl_pages_total") - value(before, "genapi_crawl_pages_total");
     expect([2, 4]).toContain(crawlPages(after));
-    for (let status = ""; status !== "succeeded"; await Bun.sleep(50)) {
-      const job = (await (await fetch(`${server.url}/api/jobs/${jobId}`, { headers: { "x-api-key": key } })).json()) as {
-        data: { status: string };
-      };
-      status = job.data.status;
-      expect(["queued", "running", "succeeded"]).toContain(status);
-    }
+    await waitFor(
+      async () => {
+        const job = (await (await fetch(`${server.url}/api/jobs/${jobId}`, { headers: { "x-api-key": key } })).json()) as {
+          data: { status: string };
+        };
+        expect(["queued", "running", "succeeded"]).toContain(job.data.status);
+        return job.data.status === "succeeded";
+      },
+      30_000,
+      `job ${jobId} to succeed`,
+      50,
+    );
     expect(crawlPages((await scrape()).samples)).toBe(4);
 
     const forbidden = [key, "wrong-key", jobId, "not-a-job", site.url, new URL(site.url).host, "127.0.0.1", "::1", "/no/such"];

@@ -64,7 +64,7 @@ describe("deploy/genapi.service", () => {
     expect(proc.exitCode).toBe(0);
   });
 
-  // 1.1 before rendering (issue 25); Chromium's sandbox needs user, PID and network namespaces,
+  // 1.1 before rendering; Chromium's sandbox needs user, PID and network namespaces,
   // @privileged, @resources and @mount calls and /proc beyond the process subset: 2.0.
   test.skipIf(analyze === null)("systemd-analyze security rates its exposure at most 2.0 (OK)", () => {
     const dir = tempDir("genapi-unit-");

@@ -58,7 +58,7 @@ const QUERIES = [
   "?length=20#fragment",
   `?${"padding=x&".repeat(4000)}length=40`,
   ...combinations,
-  // Round 3 (issue 27): minimums, symbol_set, count, passphrases, and their errors.
+  // Minimums, symbol_set, count, passphrases, and their errors.
   "?min_symbols=12",
   "?length=128&min_numbers=100&min_uppercase=10",
   "?length=8&min_symbols=6",

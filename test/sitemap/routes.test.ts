@@ -4,6 +4,7 @@ import { createKey } from "../../src/db/sqlite/keys.ts";
 import { CrawlSlots } from "../../src/sitemap/crawl-slots.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "../../src/crawler/errors.ts";
 import { crawlResult, testApp } from "../support/app.ts";
+import { waitFor } from "../support/wait.ts";
 
 const AUTH = "Authentication failed. Invalid or missing API key.";
 const INVALID_URL = "Invalid URL. Provide a full URL that includes http:// or https://.";
@@ -169,8 +170,9 @@ describe("POST /api/generate: step 6, capacity", () => {
   test("beyond the running and queued crawls: 503 with Retry-After, and the admission is given back", async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
+    const slots = new CrawlSlots(1, 1);
     const ctx = setup({
-      slots: new CrawlSlots(1, 1),
+      slots,
       crawl: async (url) => {
         await gate;
         return crawlResult({ url, entries: [], pagesCrawled: 1, truncated: false, durationMs: 1 });
@@ -178,7 +180,7 @@ describe("POST /api/generate: step 6, capacity", () => {
     });
     const running = ctx.generate(ctx.free);
     const queued = ctx.generate(ctx.free);
-    await Bun.sleep(10);
+    await waitFor(() => slots.active === 1 && slots.queued === 1, 2_000, "one crawl running and one queued");
     const busy = await ctx.generate(ctx.free);
     expect(busy.status).toBe(503);
     expect(busy.headers.get("retry-after")).toBe("30");

@@ -1,6 +1,6 @@
 // The tag reading of extractPage as it was before the tag scanner (commit 13625ef,
 // src/crawler/html/links.ts): Bun's HTMLRewriter (lol-html) after noscript tags are removed; the
-// resolution of links, base, canonical, alternates and images is links.ts's own factsFromTags, so
+// resolution of links, base, canonical, alternates and images is src/crawler/html/links.ts's own factsFromTags, so
 // the comparison is of the readers alone. The reference the scanner's differential tests compare
 // PageFacts with; not used by the service.
 import { metaDirectives, mergeDirectives, NO_DIRECTIVES } from "../../src/crawler/html/directives.ts";

@@ -1,4 +1,4 @@
-// A site whose link report is known in advance (contract, "Link report (round 3)"), served on an
+// A site whose link report is known in advance (the README's link report), served on an
 // ephemeral loopback port by a raw HTTP/1.1 server, so that a page can also reset its connection or
 // never answer. Broken links (404, 410, 500, a reset or refused connection, a timeout), redirect
 // chains (301 -> 302 -> 200, a loop, a redirect to a 404), a link from more than 5 pages (the cut to

@@ -1,4 +1,4 @@
-// Sites for the rendering tests (issue 25): a loopback site that records every request with its
+// Sites for the rendering tests: a loopback site that records every request with its
 // method and its time in flight, a hand-written single-page application (no framework) whose
 // links, robots meta and canonical exist only once its script has run, and a "private listener"
 // that counts every TCP connection made to it, whatever the protocol.

@@ -12,7 +12,7 @@
 // 64 bits as 16 hex digits: a site's store keeps one per URL, compared only with that URL's last
 // one, so a change passes unseen with probability 2^-64.
 //
-// Measured on the bench site's 23 KB pages (about 21 KB of main text in 77 nodes, 39 of them not
+// Measured (scripts/bench/probes/fingerprint-cost.ts) on the bench site's 23 KB pages (about 21 KB of main text in 77 nodes, 39 of them not
 // whitespace only), CPU µs a page: joining the nodes and collapsing with `replace(/\s+/g, " ")` 85;
 // with a regular expression that matches only the runs to change 31; a JavaScript loop hashing
 // character by character 43; testing each node with one regular expression for what to collapse

@@ -19,7 +19,7 @@
 // the whole extraction 64.9 with HTMLRewriter, ~20 with this scanner. The scanner classifies tag
 // names by a hash of their characters (no string per tag), records only the attributes it may be
 // asked for (no Map, no string until `get`), and reports a tag through one reused object
-// (notes/bench-profile.md, "Tag scanner (issue 16)").
+// (notes/bench-profile.md, "Tag scanner").
 //
 // Beside the tags, every scan keeps the text of `<script type="application/ld+json">` (a page's
 // JSON-LD dates), and a scan asked for `text` keeps the page's text nodes and its first title for

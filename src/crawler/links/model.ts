@@ -1,4 +1,4 @@
-// The link report's vocabulary (contract, "Link report (round 3)"): what the engine tells a crawl
+// The link report's vocabulary (the README's link report): what the engine tells a crawl
 // state about links and answers, what a state keeps per URL, and the report's entries.
 //
 // Why it is kept this way: a link's referrer is known when its page is read, its fate (broken,

@@ -1,4 +1,4 @@
-// Step 4 of the sitemap contract: may the crawler connect to this target? As in Stripe's
+// Step 4 of admission (src/admission/admission.ts): may the crawler connect to this target? As in Stripe's
 // Smokescreen and the OWASP SSRF cheat sheet: resolve the name once, check every address, and
 // hand back the one address the caller must connect to (see guarded-fetch.ts).
 import { lookup } from "node:dns/promises";

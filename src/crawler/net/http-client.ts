@@ -14,10 +14,10 @@
 // honoured. Not supported: request bodies and methods other than GET and HEAD (callbacks POST with
 // fetch), HTTP/2, proxies, Response.url (left empty), transfer codings other than chunked.
 //
-// This file is its one way in; the parts are in http1/: pool.ts (connections kept per target),
-// request.ts (targets and request heads), connection.ts (a request's exchange and its body's
-// framing), head.ts (the response head, a pure parser), decode.ts (Content-Encoding),
-// buffered-response.ts, errors.ts and options.ts.
+// This file is its one way in; the parts are in http1/: http1/pool.ts (connections kept per
+// target), http1/request.ts (targets and request heads), http1/connection.ts (a request's exchange
+// and its body's framing), http1/head.ts (the response head, a pure parser), http1/decode.ts
+// (Content-Encoding), http1/buffered-response.ts, http1/errors.ts and http1/options.ts.
 import { DEFAULTS, type HttpClientOptions } from "./http1/options.ts";
 import { Pool } from "./http1/pool.ts";
 

@@ -23,7 +23,7 @@ export interface RobotsRules {
   /**
    * `Crawl-delay` (seconds) of the group that governs the crawler (genapi's, else `*`), the largest
    * when it says it more than once; null when it says nothing readable. Not in RFC 9309; honoured
-   * as most crawlers do, up to 30 s (politeness.ts).
+   * as most crawlers do, up to 30 s (net/politeness.ts).
    */
   readonly crawlDelay: number | null;
 }

@@ -1,4 +1,4 @@
-// Step 3 of the sitemap contract: is the `url` field a full http(s) URL we are willing to crawl?
+// Step 3 of admission (src/admission/admission.ts): is the `url` field a full http(s) URL we are willing to crawl?
 
 import { MAX_URL_LENGTH, normaliseUrl } from "./url.ts";
 

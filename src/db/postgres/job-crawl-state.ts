@@ -34,7 +34,7 @@ async function insertRows(sql: SQL, head: string, tail: string, rows: unknown[][
  * until the table's statistics change. While job_urls has no statistics (a big job fills it long
  * before autovacuum's first visit) or had them when it was small, that plan finds the job's rows
  * by `job_id` alone and tests each against the URLs; with `url IN ($2, ..., $501)` each test
- * walks the 500 parameters one by one (an IN list of parameters is not hashed). Issue 22: 1.9 s at
+ * walks the 500 parameters one by one (an IN list of parameters is not hashed). Measured: 1.9 s at
  * 81,513 pages; on a test machine 3.0-4.3 s from 75,500 pages of the same site on, growing with
  * the job, against 9 ms for the plan that probes the primary key (job_id, url) for each URL.
  * A custom plan of `url = ANY($2)` sees the table as it is and the URLs as one hashed array: it
@@ -191,7 +191,7 @@ export function createPostgresCrawlState(access: PgAccess): JobCrawlState {
 }
 
 /**
- * One checkpoint's link rows (job-store.ts's LinkCheckpoint, in its order), in multi-row statements.
+ * One checkpoint's link rows (src/jobs/job-store.ts's LinkCheckpoint, in its order), in multi-row statements.
  * Referrers merge in SQL: the union of both sorted lists, the 5 smallest kept, in byte order ("C")
  * as the report sorts them. A URL appears once per statement (ON CONFLICT cannot touch a row twice).
  */

@@ -125,7 +125,7 @@ export function createSqliteCrawlState({ read, write }: SqliteAccess): JobCrawlS
 }
 
 /**
- * One checkpoint's link rows (job-store.ts's LinkCheckpoint, in its order). Referrers merge in SQL:
+ * One checkpoint's link rows (src/jobs/job-store.ts's LinkCheckpoint, in its order). Referrers merge in SQL:
  * the union of both sorted lists, the 5 smallest kept, in byte order as the report sorts them.
  */
 function writeLinks(db: Database, id: string, links: LinkCheckpoint): void {

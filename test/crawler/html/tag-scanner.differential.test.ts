@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateSite } from "../../../scripts/bench/site.ts";
+import { generateSite } from "../../../scripts/bench/fixtures/site.ts";
 import { extractPage, type ExtractExtras } from "../../../src/crawler/html/links.ts";
 import { extractPageWithHtmlRewriter } from "../../support/html-rewriter-links.ts";
 

@@ -1,5 +1,5 @@
 // The memory ledger as the crawl state's seen set (SeenUrls): what it says is seen is what a plain
-// set would say, and the referrers it counts on the way are those of the contract (model.ts).
+// set would say, and the referrers it counts on the way are those of src/crawler/links/model.ts.
 import { expect, test } from "bun:test";
 import { LinkLedger } from "../../../src/crawler/links/ledger.ts";
 import type { LinkFate } from "../../../src/crawler/links/model.ts";

@@ -6,6 +6,7 @@ import { afterEach, expect, test } from "bun:test";
 import { readCapped } from "../../../src/crawler/net/body.ts";
 import { createHttpClient, type HttpClient } from "../../../src/crawler/net/http-client.ts";
 import { rawServer, send, stopRawServers } from "../../support/raw-http-server.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const clients: HttpClient[] = [];
 
@@ -21,11 +22,6 @@ function client(): HttpClient {
 }
 
 const never = new AbortController().signal;
-const until = async (check: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!check() && Date.now() < end) await Bun.sleep(5);
-  return check();
-};
 const errorOf = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
@@ -57,7 +53,7 @@ test.each([
   expect(res.headers.get("content-length")).toBeNull();
   const { bytes, overflow } = await readCapped(res, 1024 * 1024, never);
   expect([bytes.byteLength, overflow]).toEqual([1024 * 1024, true]);
-  expect(await until(() => server.connections[0]!.closed)).toBe(true);
+  await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
   expect(sent).toBeLessThan(32 * 1024 * 1024);
 });
 
@@ -75,7 +71,7 @@ test("205 with a body that never ends: the body is not read, the connection is c
   const http = client();
   const res = await http.send(`${server.url}/endless`, {});
   expect([res.status, res.body]).toEqual([205, null]);
-  expect(await until(() => server.connections[0]!.closed, 1000)).toBe(true);
+  await waitFor(() => server.connections[0]!.closed, 1000, "the connection to close");
   // That server sent bytes nobody asked for: it gets a connection per request from now on.
   expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
   expect((await http.send(`${server.url}/empty`, {})).status).toBe(205);
@@ -178,7 +174,7 @@ test.each([
   const next = await http.send(`${server.url}/next`, {});
   expect(await next.text()).toBe("real");
   expect(server.connections.map((c) => c.requests.map((r) => r.target))).toEqual([["/first"], ["/next"]]);
-  expect(await until(() => server.connections[0]!.closed)).toBe(true);
+  await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
 });
 
 test("a server seen sending stray bytes gets no kept-alive connection again: stray bytes that come late have no next request to answer", async () => {

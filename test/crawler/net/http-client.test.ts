@@ -11,6 +11,7 @@ import { describeFailure } from "../../../src/crawler/net/request.ts";
 import { BufferedResponse, createHttpClient, type HttpClient, type HttpClientOptions } from "../../../src/crawler/net/http-client.ts";
 import { rawServer, send, stopRawServers, type RawServer } from "../../support/raw-http-server.ts";
 import { CERT, KEY } from "../../support/test-certificate.ts";
+import { waitFor } from "../../support/wait.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -45,11 +46,6 @@ function okServer(body: string | Uint8Array = "hello", headers: [string, string 
 }
 
 const never = new AbortController().signal;
-const until = async (check: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!check() && Date.now() < end) await Bun.sleep(5);
-  return check();
-};
 /**
  * The connections `server` accepted other than a probe of the test's own, opened now: once the
  * server has the probe, it has every connection opened before it (a listener accepts them in the
@@ -59,7 +55,7 @@ async function connectionsBeforeProbe(server: RawServer): Promise<number> {
   const probe = await Bun.connect({ hostname: "127.0.0.1", port: server.port, socket: { data() {} } });
   try {
     const isProbe = (c: RawServer["connections"][number]) => c.socket.remotePort === probe.localPort;
-    expect(await until(() => server.connections.some(isProbe))).toBe(true);
+    await waitFor(() => server.connections.some(isProbe), 2000, "the probe connection");
     return server.connections.filter((c) => !isProbe(c)).length;
   } finally {
     probe.end();
@@ -463,7 +459,7 @@ describe("keep-alive", () => {
     expect(texts).toEqual(["ok", "ok", "ok", "ok", "ok"]);
     expect(server.connections).toHaveLength(5);
     expect(http.stats()).toEqual({ opened: 5, idle: 2 });
-    expect(await until(() => server.connections.filter((c) => c.closed).length === 3)).toBe(true);
+    await waitFor(() => server.connections.filter((c) => c.closed).length === 3, 2000, "three connections closed");
   });
 
   test("keys: another port, scheme or TLS server name is another pool", async () => {
@@ -481,7 +477,7 @@ describe("keep-alive", () => {
     const http = client({ idleTimeoutMs: 100 });
     await (await http.send(`${server.url}/`, {})).text();
     expect(http.stats().idle).toBe(1);
-    expect(await until(() => server.connections[0]!.closed, 2000)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
     expect(http.stats().idle).toBe(0);
     await (await http.send(`${server.url}/`, {})).text();
     expect(server.connections).toHaveLength(2);
@@ -495,8 +491,8 @@ describe("keep-alive", () => {
     });
     const http = client();
     await (await http.send(`${server.url}/`, {})).text();
-    expect(await until(() => server.connections[0]!.closed)).toBe(true);
-    expect(await until(() => http.stats().idle === 0)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
+    await waitFor(() => http.stats().idle === 0, 2000, "no idle connection left in the pool");
     expect(await (await http.send(`${server.url}/`, {})).text()).toBe("ok");
     expect(server.connections).toHaveLength(2);
   });
@@ -555,7 +551,7 @@ describe("keep-alive", () => {
     const first = await reader.read();
     expect(first.value!.byteLength).toBeGreaterThan(0);
     await reader.cancel();
-    expect(await until(() => server.connections[0]!.closed)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
     expect(await (await http.send(`${server.url}/small`, {})).text()).toBe("ok");
     expect(server.connections).toHaveLength(2);
   });
@@ -572,7 +568,7 @@ describe("keep-alive", () => {
     expect(await (await http.send(`${server.url}/`, {})).text()).toBe("one");
     expect(await (await http.send(`${server.url}/`, {})).text()).toBe("one");
     expect(server.connections).toHaveLength(2);
-    expect(await until(() => server.connections[0]!.closed)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
   });
 
   test("bytes arriving on an idle connection end it", async () => {
@@ -583,7 +579,7 @@ describe("keep-alive", () => {
     });
     const http = client();
     await (await http.send(`${server.url}/`, {})).text();
-    expect(await until(() => server.connections[0]!.closed)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
     expect(http.stats().idle).toBe(0);
   });
 });
@@ -622,7 +618,7 @@ describe("bodies", () => {
     const { bytes, overflow } = await readCapped(res, 1024 * 1024, never);
     expect(bytes.byteLength).toBe(1024 * 1024);
     expect(overflow).toBe(true);
-    expect(await until(() => server.connections[0]!.closed)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
     // The kernel's buffers and the stream's high-water mark, not 512 MiB.
     expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
@@ -642,7 +638,7 @@ describe("bodies", () => {
     // Handed over as a stream once past bufferBytes (256 KiB): 270 KiB wait in it, unread.
     const res = await http.send(`${server.url}/big`, {});
     void send(server.connections[0]!, big.subarray(270 * 1024));
-    expect(await until(() => http.stats().idle === 1)).toBe(true);
+    await waitFor(() => http.stats().idle === 1, 2000, "one idle connection in the pool");
     expect(await res.bytes()).toEqual(big);
     const next = await http.send(`${server.url}/small`, { signal: AbortSignal.timeout(2000) }).then(
       (r) => r.text(),
@@ -813,7 +809,7 @@ describe("hostile responses", () => {
     const error = await errorOf(client().send(`${server.url}/`, {}));
     expect(error).toMatchObject({ code: "ERR_HTTP_MALFORMED" });
     expect(error!.message).toContain(reason);
-    expect(await until(() => server.connections[0]!.closed)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 2000, "the connection to close");
   });
 
   test("a header section past 64 KiB, or one that never ends", async () => {
@@ -826,7 +822,7 @@ describe("hostile responses", () => {
       const error = await errorOf(client().send(`${server.url}${path}`, {}));
       expect(error).toMatchObject({ code: "ERR_HTTP_HEADERS_TOO_LARGE", message: "HTTP response header section larger than 65536 bytes" });
     }
-    expect(await until(() => server.connections.every((c) => c.closed))).toBe(true);
+    await waitFor(() => server.connections.every((c) => c.closed), 2000, "every connection closed");
   });
 
   test("endless interim responses", async () => {
@@ -896,7 +892,7 @@ describe("hostile responses", () => {
     }
     expect(answered + rejected).toBe(500);
     expect(rejected).toBeGreaterThan(0);
-    expect(await until(() => server.connections.every((c) => c.closed), 5000)).toBe(true);
+    await waitFor(() => server.connections.every((c) => c.closed), 5000, "every connection closed");
   }, 30_000);
 });
 
@@ -937,13 +933,13 @@ describe("abort", () => {
     const server = stalling(stage);
     const controller = new AbortController();
     const pending = client().send(`${server.url}/`, { signal: controller.signal });
-    await until(() => server.requests().length === 1);
+    await waitFor(() => server.requests().length === 1, 2000, "the request at the server");
     const reason = new Error("deadline");
     const start = performance.now();
     controller.abort(reason);
     expect(await errorOf(pending)).toBe(reason);
     expect(performance.now() - start).toBeLessThan(50);
-    expect(await until(() => server.connections[0]!.closed, 1000)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 1000, "the connection to close");
   });
 
   test("during a streamed body: the body read fails with the signal's reason", async () => {
@@ -955,7 +951,7 @@ describe("abort", () => {
     const reason = new Error("deadline");
     controller.abort(reason);
     expect(await errorOf(reading)).toBe(reason);
-    expect(await until(() => server.connections[0]!.closed, 1000)).toBe(true);
+    await waitFor(() => server.connections[0]!.closed, 1000, "the connection to close");
   });
 
   test("a signal aborted after the response ended changes nothing", async () => {

@@ -19,7 +19,7 @@ import { sqliteMigrations } from "../../../src/db/sqlite/migrations.ts";
 import { sqliteAccess } from "../../../src/db/sqlite/store.ts";
 import { Database } from "bun:sqlite";
 import { tempDir } from "../../support/binary.ts";
-import { waitFor } from "../../jobs/support.ts";
+import { waitFor } from "../../support/wait.ts";
 import { type PoliteSite, type PoliteSiteOptions, pagePath, servePoliteSite } from "../../support/polite-site.ts";
 
 /** Timers may fire a little early or late; starts are compared with this much slack (ms). */

@@ -8,6 +8,7 @@ import { Browser, treeRss } from "../../../src/crawler/render/browser.ts";
 import type { Cdp } from "../../../src/crawler/render/cdp.ts";
 import { renderPage } from "../../../src/crawler/render/render.ts";
 import { program } from "../../support/requires.ts";
+import { waitFor, within } from "../../support/wait.ts";
 
 const chromium = program(import.meta.path, "chromium");
 
@@ -62,7 +63,7 @@ describe.skipIf(chromium === null)("Browser", () => {
       const endedA = performance.now();
       releaseA.resolve();
       await tabA;
-      const closedAt = await Promise.race([closedA, Bun.sleep(10_000).then(() => Number.NaN)]);
+      const closedAt = await within(closedA, 10_000, "the browser to close after its last tab");
       // Browser.close, then the process ends: seconds at most, against the 30 s backstop before.
       expect(closedAt - endedA).toBeLessThan(5_000);
 
@@ -94,7 +95,7 @@ describe.skipIf(chromium === null)("Browser", () => {
     const closed = new Promise<number>((resolve) => held!.onClose(() => resolve(performance.now())));
     const closing = performance.now();
     await browser.close();
-    const closedAt = await Promise.race([closed, Bun.sleep(10_000).then(() => Number.NaN)]);
+    const closedAt = await within(closed, 10_000, "the browser to close");
     expect(closedAt - closing).toBeLessThan(5_000);
     release.resolve();
     await tab;
@@ -107,11 +108,15 @@ describe("treeRss", () => {
     const script = "const b = Buffer.alloc(64 * 2 ** 20, 1); await Bun.sleep(60_000); b[0]";
     const proc = Bun.spawn(["sh", "-c", `"${process.execPath}" -e '${script}' & wait`], { stdout: "ignore", stderr: "ignore" });
     try {
-      let memory = 0;
-      for (let i = 0; i < 100 && memory < 64 * 2 ** 20; i++) {
-        await Bun.sleep(100);
-        memory = treeRss(proc.pid) ?? 0;
-      }
+      const memory = await waitFor(
+        () => {
+          const now = treeRss(proc.pid) ?? 0;
+          return now >= 64 * 2 ** 20 ? now : 0;
+        },
+        10_000,
+        "the child's 64 MiB in the tree's PSS",
+        100,
+      );
       expect(memory).toBeGreaterThan(64 * 2 ** 20);
       // Not the machine: the test process itself (and everything else) is left out.
       expect(memory).toBeLessThan(64 * 2 ** 20 + 200 * 2 ** 20);

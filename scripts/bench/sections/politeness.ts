@@ -1,5 +1,5 @@
-// Politeness toward crawled sites (issue 23), three measurements:
-// - A site that throttles (scripts/bench/rate-limited-site.ts: 20-200 ms a page, 429 with
+// Politeness toward crawled sites, three measurements:
+// - A site that throttles (scripts/bench/fixtures/rate-limited-site.ts: 20-200 ms a page, 429 with
 //   Retry-After: 1 past 20 request arrivals a second), crawled by `genapi crawl` at its defaults, by
 //   Crawlee's CheerioCrawler at its own defaults and tuned to the same limits, and by wget2 paced
 //   with --wait: time, pages listed, 429s received, most requests in flight. One run each: at full
@@ -11,10 +11,10 @@
 //   (limiter-cost.ts, in this process).
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Context } from "./context.ts";
+import type { Context } from "../harness/context.ts";
 import { limiterCost } from "./limiter-cost.ts";
-import { CORES, pinned, run, settlesWithin, which } from "./proc.ts";
-import { type RateLimitedSite, type SiteFigures, startRateLimitedSite } from "./rate-limited-site.ts";
+import { CORES, pinned, run, settlesWithin, which } from "../harness/proc.ts";
+import { type RateLimitedSite, type SiteFigures, startRateLimitedSite } from "../fixtures/rate-limited-site.ts";
 import {
   type Check,
   missing,
@@ -26,10 +26,10 @@ import {
   summarize,
   type Table,
   type Target,
-} from "./results.ts";
-import { generateSite } from "./site.ts";
-import { serveSite } from "./site-server.ts";
-import { PEERS_DIR, type Tool } from "./tools.ts";
+} from "../harness/results.ts";
+import { generateSite } from "../fixtures/site.ts";
+import { serveSite } from "../fixtures/site-server.ts";
+import { PEERS_DIR, type Tool } from "../harness/tools.ts";
 
 /** The site's limit: request arrivals in any one second. */
 const RATE = 20;
@@ -181,7 +181,7 @@ export async function politenessBench(ctx: Context): Promise<SectionResult> {
     ],
     rows: peerRows,
     notes: [
-      `The site (scripts/bench/rate-limited-site.ts) is a Bun.serve in the harness's own process: what matters here is its latency and its limit, not its speed. ${size} that link to each other (page i to 2i+1, 2i+2, its neighbours, its parent, one far page and the home page; robots.txt allows all), each answered after its own 20-200 ms (seeded: every crawler meets the same site). It counts request *arrivals* in a sliding 1 s window, every request included (robots.txt, and those it answers 429); past ${RATE} it answers 429 with \`Retry-After: 1\` at once. Each crawler gets a fresh site and runs pinned to the other core.`,
+      `The site (scripts/bench/fixtures/rate-limited-site.ts) is a Bun.serve in the harness's own process: what matters here is its latency and its limit, not its speed. ${size} that link to each other (page i to 2i+1, 2i+2, its neighbours, its parent, one far page and the home page; robots.txt allows all), each answered after its own 20-200 ms (seeded: every crawler meets the same site). It counts request *arrivals* in a sliding 1 s window, every request included (robots.txt, and those it answers 429); past ${RATE} it answers 429 with \`Retry-After: 1\` at once. Each crawler gets a fresh site and runs pinned to the other core.`,
       `pages listed: the crawler's own list (genapi's sitemap URLs; Crawlee's request handler, the pages it visited); wget2 keeps none. pages served: distinct pages the site answered 200. most in flight: the site's count of requests it had not answered when one arrived (that one included); over the cap: requests that arrived while ${CAP} (genapi's default --host-concurrency) were in flight.`,
       `time s: from the site's first request arrival to its last answer (process start-up left out; wall s is the whole process). allowed: ${pages + 1} requests (the pages and robots.txt) / ${RATE} per second = ${allowedSeconds.toFixed(1)} s. goals missed (the issue's): every page listed (served, for wget2), 0 requests over the cap, under 1% of requests answered 429, time ≤ 1.2× allowed (a crawl that did not fetch every page "gave up": its time is not a time to crawl the site).`,
       `Crawlee (npm ${CRAWLEE}, run by Node.js): CheerioCrawler with enqueueLinks({strategy: "same-hostname"}); "defaults" sets nothing else (its autoscaled pool, up to 200 at once; 3 retries; a 429 retires the session and is retried at once: it has no Retry-After pause); "tuned" sets maxConcurrency ${CRAWLEE_TUNED.maxConcurrency}, maxRequestsPerMinute ${CRAWLEE_TUNED.maxRequestsPerMinute} and maxRequestRetries ${CRAWLEE_TUNED.maxRequestRetries} (genapi's 3 retries). maxRequestsPerMinute is a budget per minute, not a pace: it lets a burst of 20 and more through within a second. Neither reads robots.txt (respectRobotsTxtFile is off by default). A page that fails takes the links only it leads to with it: a crawler that loses the first pages never finds the rest.`,
@@ -343,7 +343,7 @@ export function crawleeTool(install: boolean, log: (line: string) => void): Tool
 }
 
 /** The Crawlee crawl, a script Node runs: `node crawlee-crawl.mjs PEERS_DIR URL defaults|tuned OUT.json`. */
-const CRAWLEE_SCRIPT = `// Written by genapi's benchmark (scripts/bench/politeness.ts).
+const CRAWLEE_SCRIPT = `// Written by genapi's benchmark (scripts/bench/sections/politeness.ts).
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 const [peers, url, mode, out] = process.argv.slice(2);
@@ -631,7 +631,7 @@ async function loopbackBench(ctx: Context): Promise<{ table: Table; target: Targ
         line("switched off (--host-concurrency 64)", "off", `${base} --host-concurrency 64`),
       ],
       notes: [
-        `The crawl section's synthetic site (scripts/bench/site.ts), served as the crawl section serves it: ${served.description}. pages/s: the pages genapi crawl's --json report says it fetched over the process's wall time (start-up included). CPU s per 1k pages: user + system time of the whole \`genapi crawl\` process over those pages.`,
+        `The crawl section's synthetic site (scripts/bench/fixtures/site.ts), served as the crawl section serves it: ${served.description}. pages/s: the pages genapi crawl's --json report says it fetched over the process's wall time (start-up included). CPU s per 1k pages: user + system time of the whole \`genapi crawl\` process over those pages.`,
         "defaults ÷ off: per run (the two crawls back to back, alternating which goes first), then median, min and max. --host-concurrency 64, the most the flag allows, lets the crawl have up to 64 requests in flight: politeness switched off as far as a loopback crawl can tell.",
       ],
     },

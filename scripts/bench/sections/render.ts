@@ -1,10 +1,10 @@
-// Rendered crawls (issue 25): a single-page application of `plan.renderPages` routes whose links
+// Rendered crawls: a single-page application of `plan.renderPages` routes whose links
 // exist only once its script has run, crawled by genapi with `render: "always"` at 1, 2 and 4 tabs,
 // against the raw crawl of the same pages written as plain HTML; and where a rendered page's time
 // goes (waiting for a tab or the browser's start, opening the page, navigation until its load
 // event, the quiet time genapi waits after it, reading the DOM back).
 //
-// The site is files served by nginx (site-server.ts, pinned to the load core), like the crawl
+// The site is files served by nginx (fixtures/site-server.ts, pinned to the load core), like the crawl
 // sections': every route /p/<i>.html is the same shell, whose script fetches /data/<i>.json and
 // builds the page's links (its tree children and three neighbours); /h/ holds the same pages with
 // those links in the HTML. genapi and its browser are not pinned: Chromium renders with both
@@ -12,14 +12,14 @@
 // rows say so. Run as root (the tests' containers), genapi gets GENAPI_CHROMIUM_NO_SANDBOX=1.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Browser, findChromium, renderPage, type RenderPhases } from "../../src/crawler/index.ts";
-import type { Context } from "./context.ts";
-import { createKey, newDb } from "./servers.ts";
-import { missing, row, summarize, type Row, type SectionResult, type Table, type Target } from "./results.ts";
-import { serveSite } from "./site-server.ts";
-import { waitForLine } from "./proc.ts";
+import { Browser, findChromium, renderPage, type RenderPhases } from "../../../src/crawler/index.ts";
+import type { Context } from "../harness/context.ts";
+import { createKey, newDb } from "../harness/servers.ts";
+import { missing, row, summarize, type Row, type SectionResult, type Table, type Target } from "../harness/results.ts";
+import { serveSite } from "../fixtures/site-server.ts";
+import { waitForLine } from "../harness/proc.ts";
 
-/** Issue 25: genapi and the browser's processes together, over the whole rendered crawl. */
+/** The PSS goal of genapi and the browser's processes together, over the whole rendered crawl. */
 const PSS_GOAL_MIB = 1536;
 const TABS = [1, 2, 4];
 const ALL_CORES = `0-${navigator.hardwareConcurrency - 1}`;

@@ -1,7 +1,7 @@
 // The outside tools: wrk (load generator), nginx (the crawl benchmarks' site server) and the peers
 // genapi's crawler is compared with. The full run installs what is missing (Debian packages with
 // apt-get, the npm peer into a directory outside the project); the smoke run never installs and
-// reports a missing tool as "not installed" (without nginx, the site is served by static-server.ts).
+// reports a missing tool as "not installed" (without nginx, the site is served by fixtures/static-server.ts).
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, which } from "./proc.ts";
@@ -24,7 +24,7 @@ export interface Tools {
   wrk: Tool;
   linkchecker: Tool;
   wget2: Tool;
-  /** The crawl benchmarks' site server (scripts/bench/site-server.ts). */
+  /** The crawl benchmarks' site server (scripts/bench/fixtures/site-server.ts). */
   nginx: Tool;
   sitemapGenerator: Tool;
 }

@@ -1,10 +1,10 @@
 // 4. Start-up: time from exec to the first 200 on /healthz, for genapi as built (with bytecode) and
 // built without, against the same measure of a bare compiled Bun.serve; and each executable's size.
 import { statSync } from "node:fs";
-import type { Context } from "./context.ts";
-import { CORES, freePort, pinned, waitFor200 } from "./proc.ts";
-import { ratios, row, summarize, type Row, type SectionResult, type Target } from "./results.ts";
-import { newDb } from "./servers.ts";
+import type { Context } from "../harness/context.ts";
+import { CORES, freePort, pinned, waitFor200 } from "../harness/proc.ts";
+import { ratios, row, summarize, type Row, type SectionResult, type Target } from "../harness/results.ts";
+import { newDb } from "../harness/servers.ts";
 
 interface Variant {
   label: string;
@@ -72,7 +72,7 @@ export async function startupBench(ctx: Context): Promise<SectionResult> {
         rows,
         notes: [
           `Each start: \`taskset -c ${CORES.server} genapi serve --host 127.0.0.1 --port $PORT --db $DB\` (an existing database) while the harness polls \`GET /healthz\` every millisecond from core ${CORES.load}; the clock runs from just before exec to the first 200. The variants take turns, and one unmeasured start of each comes first so the executable is in the page cache.`,
-          `Builds: \`${binaries.buildCommand}\`; the baseline is scripts/bench/ceiling-server.ts built with \`bun build --compile\`.`,
+          `Builds: \`${binaries.buildCommand}\`; the baseline is scripts/bench/fixtures/ceiling-server.ts built with \`bun build --compile\`.`,
         ],
       },
     ],

@@ -1,4 +1,4 @@
-// What the per-host limiter costs a request (issue 23), alone and with its state shared through
+// What the per-host limiter costs a request, alone and with its state shared through
 // each store: genapi's own politeness (src/crawler/net/politeness.ts) wrapped around a sender that
 // answers at once, so that nothing but the limiter is measured, in this process.
 //
@@ -12,12 +12,12 @@
 // figure; its calls are.
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { defaultPolitenessConfig, type HostCoordinator } from "../../src/crawler/index.ts";
-import { Politeness, type Sender } from "../../src/crawler/net/politeness.ts";
-import { openStore } from "../../src/open-store.ts";
-import { createDatabase } from "../../test/support/postgres.ts";
-import type { Context } from "./context.ts";
-import { missing, ratios, row, type Row, summarize, type Table } from "./results.ts";
+import { defaultPolitenessConfig, type HostCoordinator } from "../../../src/crawler/index.ts";
+import { Politeness, type Sender } from "../../../src/crawler/net/politeness.ts";
+import { openStore } from "../../../src/open-store.ts";
+import { createDatabase } from "../../../test/support/postgres.ts";
+import type { Context } from "../harness/context.ts";
+import { missing, ratios, row, type Row, summarize, type Table } from "../harness/results.ts";
 
 const WORKERS = 8;
 const URL_OF = (i: number) => `http://127.0.0.1:9/page/${i}`;
@@ -133,7 +133,7 @@ export async function limiterCost(ctx: Context, requests: number): Promise<Table
     columns: ["CPU µs a request", "over no limiter, µs", "÷ no limiter", "requests/s", "store calls a round"],
     rows,
     notes: [
-      `In this process (scripts/bench/limiter-cost.ts): ${WORKERS} workers send ${requests.toLocaleString("en-US")} requests a round to one host through genapi's politeness (--host-concurrency ${defaultPolitenessConfig.hostConcurrency}, no delay) wrapped around a sender that answers at once, so the limiter is all that is measured; rounds alternate the variants and their order. CPU: user + system of this process over the round, a request. over no limiter: the same round's difference, per request.`,
+      `In this process (scripts/bench/sections/limiter-cost.ts): ${WORKERS} workers send ${requests.toLocaleString("en-US")} requests a round to one host through genapi's politeness (--host-concurrency ${defaultPolitenessConfig.hostConcurrency}, no delay) wrapped around a sender that answers at once, so the limiter is all that is measured; rounds alternate the variants and their order. CPU: user + system of this process over the round, a request. over no limiter: the same round's difference, per request.`,
       "store calls: the claims, renewals and releases the limiter made over the round (a renewal a second while the host is busy, a release when it is idle): the store is not asked per request, so its cost per request falls as the rate rises. A PostgreSQL server's own CPU is not counted here.",
     ],
   };

@@ -4,7 +4,7 @@ import type { BenchResults, Cell, Row, SectionResult, Table, Target } from "./re
 
 const ORDER: SectionResult["id"][] = ["password", "crawl", "crawl-cli", "startup", "quota", "admission", "jobs", "politeness", "render"];
 
-/** A chart file written beside the report (scripts/bench/charts.ts), shown under its section. */
+/** A chart file written beside the report (scripts/bench/harness/charts.ts), shown under its section. */
 export interface ChartRef {
   section: SectionResult["id"];
   /** Relative to the report. */

@@ -1,8 +1,8 @@
 // 2. Crawl throughput and memory: genapi (POST /api/generate, and `genapi crawl`) against the tools a
 // user would otherwise pick (wget2, linkchecker, sitemap-generator-cli) on the synthetic site served
-// by nginx (site-server.ts), and against the ceilings: wrk fetching the same pages from the same
+// by nginx (fixtures/site-server.ts), and against the ceilings: wrk fetching the same pages from the same
 // server, and genapi's own page parser with no network at all. "genapi (link_report)" is the same
-// crawl with the link report on (issue 24: CPU per page and peak RSS within 10% of genapi's).
+// crawl with the link report on (target: CPU per page and peak RSS within 10% of genapi's).
 //
 // wget2 runs in its two ways of walking a site without keeping it: one GET a page (--delete-after)
 // and --spider (a HEAD, then a GET for each HTML page), each with the thread count it does best
@@ -10,16 +10,16 @@
 // defaults (8 requests in flight); linkchecker and sitemap-generator-cli are raised to 8 too.
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCrawlLimits } from "../../src/crawler/index.ts";
-import type { Context } from "./context.ts";
+import { defaultCrawlLimits } from "../../../src/crawler/index.ts";
+import type { Context } from "../harness/context.ts";
 import { profileCrawl } from "./crawl-profile.ts";
-import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "./proc.ts";
-import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "./results.ts";
-import { generateSite } from "./site.ts";
-import { BUN, createKey, newDb, ROOT, startGenapi } from "./servers.ts";
-import { serveSite, type ServedSite, type SiteCounts, type SiteServer } from "./site-server.ts";
-import type { Tool } from "./tools.ts";
-import { runWrk, wrkArgv } from "./wrk.ts";
+import { CORES, cpuSeconds, peakRss, pinned, run, sampleUsage, settlesWithin, showCommand } from "../harness/proc.ts";
+import { missing, ratios, row, summarize, type Check, type Row, type SectionResult, type Table, type Target } from "../harness/results.ts";
+import { generateSite } from "../fixtures/site.ts";
+import { BUN, createKey, newDb, ROOT, startGenapi } from "../harness/servers.ts";
+import { serveSite, type ServedSite, type SiteCounts, type SiteServer } from "../fixtures/site-server.ts";
+import type { Tool } from "../harness/tools.ts";
+import { runWrk, wrkArgv } from "../harness/wrk.ts";
 
 /** Requests in flight: genapi's own per-crawl concurrency, which linkchecker and sitemap-generator-cli are raised to. */
 const CONCURRENCY = defaultCrawlLimits.concurrency;
@@ -197,7 +197,7 @@ async function wget2Sweep(ctx: Context, site: Site): Promise<{ best: Record<Wget
 
 async function benchSite(ctx: Context, site: Site, referenceRun: boolean, threads: Record<Wget2Mode, number>) {
   const { plan, tools } = ctx;
-  // "genapi (alternates, images)": the same crawl with both extraction options on (issue 11: within 15% of genapi's pages/s).
+  // "genapi (alternates, images)": the same crawl with both extraction options on (target: within 15% of genapi's pages/s).
   const crawlers = [
     genapiCrawler(ctx),
     genapiCrawler(ctx, EXTRACTION),
@@ -292,7 +292,7 @@ async function benchSite(ctx: Context, site: Site, referenceRun: boolean, thread
       "ceiling: genapi's page parser alone",
       { "pages/s": summarize(parseCeiling), "genapi ÷ this": vs(parseCeiling) },
       {
-        command: `taskset -c ${CORES.server} bun scripts/bench/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
+        command: `taskset -c ${CORES.server} bun scripts/bench/sections/parse-ceiling.ts $SITE $PATHS ${plan.wrkSeconds / 2}`,
         note: "decodeHtml + extractPage (src/crawler/html/links.ts) over the site's pages in memory, one core, no network",
       },
     ),
@@ -407,8 +407,8 @@ function crawlTargets(
     };
   };
   const targets = [versus("linkchecker", 3), versus("sitemap-generator-cli", 3)];
-  // Issue 16: pages/s at least wget2's and CPU per page at most wget2's, compared run by run (both
-  // crawl the whole site every run); issue 22: against both of wget2's modes, each at its best.
+  // Targets: pages/s at least wget2's and CPU per page at most wget2's, compared run by run (both
+  // crawl the whole site every run), against both of wget2's modes, each at its best.
   const cpuPerPage = (list: CrawlRun[]) =>
     list.map((run) =>
       run.error || run.cpuSeconds === undefined || run.pagesServed === 0 ? Number.NaN : (run.cpuSeconds / run.pagesServed) * 1000,
@@ -573,9 +573,9 @@ interface Variant {
   name: string;
   body: Record<string, boolean>;
 }
-/** Issue 11: within 15% of genapi's pages/s. */
+/** Target: within 15% of genapi's pages/s. */
 const EXTRACTION: Variant = { name: "genapi (alternates, images)", body: { alternates: true, images: true } };
-/** Issue 24: CPU per page and peak RSS within LINK_REPORT_COST of genapi's. */
+/** Target: CPU per page and peak RSS within LINK_REPORT_COST of genapi's. */
 const LINK_REPORT: Variant = { name: "genapi (link_report)", body: { link_report: true } };
 const LINK_REPORT_COST = 1.1;
 

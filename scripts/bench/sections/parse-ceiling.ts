@@ -5,8 +5,8 @@
 // process waited for the core, the CPU time does not.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultCrawlLimits } from "../../src/crawler/index.ts";
-import { decodeHtml, extractPage } from "../../src/crawler/html/links.ts";
+import { defaultCrawlLimits } from "../../../src/crawler/index.ts";
+import { decodeHtml, extractPage } from "../../../src/crawler/html/links.ts";
 
 const [dir, pathsFile, seconds] = Bun.argv.slice(2);
 if (seconds === undefined) throw new Error("usage: parse-ceiling.ts DIR PATHS_FILE SECONDS");

@@ -17,7 +17,7 @@ const PALETTE = ["#1f6feb", "#d1242f", "#8250df", "#bf8700", "#1a7f37", "#57606a
 const WIDTH = 640;
 const HEIGHT = 320;
 const MARGIN = { top: 36, right: 24, bottom: 70, left: 64 };
-// Row labels of the crawl tables (crawl.ts); "wget2" is the label of reports before wget2 ran in two modes.
+// Row labels of the crawl tables (sections/crawl.ts); "wget2" is the label of reports before wget2 ran in two modes.
 const PEERS = [
   "genapi",
   "genapi crawl",

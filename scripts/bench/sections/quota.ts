@@ -4,11 +4,11 @@
 // refused with 401 by the key's checksum before any database access.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Context } from "./context.ts";
-import { CORES, freePort, showCommand } from "./proc.ts";
-import { missing, ratios, row, summarize, type SectionResult, type Target } from "./results.ts";
-import { createKey, startGenapi } from "./servers.ts";
-import { alternating, runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
+import type { Context } from "../harness/context.ts";
+import { CORES, freePort, showCommand } from "../harness/proc.ts";
+import { missing, ratios, row, summarize, type SectionResult, type Target } from "../harness/results.ts";
+import { createKey, startGenapi } from "../harness/servers.ts";
+import { alternating, runWrk, wrkArgv, type WrkResult } from "../harness/wrk.ts";
 
 const CONNECTIONS = 64;
 const TITLE = "Quota admission: requests refused with 429";

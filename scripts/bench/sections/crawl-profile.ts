@@ -1,9 +1,9 @@
-// Where `genapi crawl`'s time goes on the bench site (issue 22), against wget2 fetching each page
-// once: the site served as the crawl sections serve it (site-server.ts, nginx on the load core), the
+// Where `genapi crawl`'s time goes on the bench site, against wget2 fetching each page
+// once: the site served as the crawl sections serve it (fixtures/site-server.ts, nginx on the load core), the
 // crawlers on the server core. The crawl section runs it on its first site (its tables go into
 // BENCHMARKS.md); run alone, it prints the same tables:
 //
-//   bun scripts/bench/crawl-profile.ts --binary dist/genapi [--pages 10000] [--runs 3] [--wget2-threads 8]
+//   bun scripts/bench/sections/crawl-profile.ts --binary dist/genapi [--pages 10000] [--runs 3] [--wget2-threads 8]
 //
 // Two measurements, alternating run by run:
 // - the executable and wget2, unprofiled: CPU of each of their threads (/proc/PID/task/*/stat, user
@@ -19,13 +19,13 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { loadavg } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
-import { CORES, pinned, run, settlesWithin } from "./proc.ts";
-import { renderTable } from "./report.ts";
-import { missing, row, summarize, type Row, type Table } from "./results.ts";
-import { BUN, ROOT } from "./servers.ts";
-import { generateSite } from "./site.ts";
-import { serveSite } from "./site-server.ts";
-import { prepareTools } from "./tools.ts";
+import { CORES, pinned, run, settlesWithin } from "../harness/proc.ts";
+import { renderTable } from "../harness/report.ts";
+import { missing, row, summarize, type Row, type Table } from "../harness/results.ts";
+import { BUN, ROOT } from "../harness/servers.ts";
+import { generateSite } from "../fixtures/site.ts";
+import { serveSite } from "../fixtures/site-server.ts";
+import { prepareTools } from "../harness/tools.ts";
 
 /** Phases by source file under src/, first match wins. */
 const PHASES: [RegExp, string][] = [
@@ -229,7 +229,7 @@ const TICKS = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().tri
 
 /**
  * One crawl by `bun --cpu-prof src/main.ts crawl` (with `extraArgs`), its samples put in phases and
- * counted by function (name, source file and line). link-report-cost.ts uses it too.
+ * counted by function (name, source file and line). probes/link-report-cost.ts uses it too.
  */
 export async function profiled(
   options: Pick<ProfileOptions, "url" | "dir" | "intervalUs">,

@@ -58,7 +58,7 @@ export interface Target {
   met: boolean | null | undefined;
 }
 
-/** Measurements over time for a chart: RSS and pages/s against pages crawled (jobs.ts). */
+/** Measurements over time for a chart: RSS and pages/s against pages crawled (sections/jobs.ts). */
 export interface Series {
   label: string;
   points: { seconds: number; pages: number; rssMB: number; pagesPerSecond: number }[];

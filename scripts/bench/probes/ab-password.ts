@@ -3,16 +3,16 @@
 // goes first), and the figure is the server's CPU µs per request (utime + stime over the run ÷
 // requests), which the shared machine's other work disturbs far less than requests/s.
 //
-//   bun scripts/bench/ab-password.ts [--runs 8] [--seconds 2] NAME=EXECUTABLE ...
+//   bun scripts/bench/probes/ab-password.ts [--runs 8] [--seconds 2] NAME=EXECUTABLE ...
 // An executable named fair-ceiling or ceiling is started as the bench's ceilings are; any other as
 // `genapi serve`. Build scratch variants with `bun scripts/build.ts --outfile /tmp/x/genapi`.
 import { mkdtempSync, rmSync } from "node:fs";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
-import { cpuSeconds } from "./proc.ts";
-import { summarize, type Summary } from "./results.ts";
-import { startGenapi, startServer, type Server } from "./servers.ts";
-import { rotating, runWrk } from "./wrk.ts";
+import { cpuSeconds } from "../harness/proc.ts";
+import { summarize, type Summary } from "../harness/results.ts";
+import { startGenapi, startServer, type Server } from "../harness/servers.ts";
+import { rotating, runWrk } from "../harness/wrk.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),

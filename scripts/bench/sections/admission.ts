@@ -1,4 +1,4 @@
-// Issue 12: admission on each store. POST /api/generate through key lookup, body, URL and target
+// Admission on each store. POST /api/generate through key lookup, body, URL and target
 // checks and the one-statement admission, on SQLite, on PostgreSQL with one genapi instance and
 // with three instances sharing the database. Two paths: refused at the quota (429), and admitted
 // (a premium key; the target is a closed loopback port, so the crawl fails at once with 502 and
@@ -6,13 +6,13 @@
 // one request timed one by one in this process against the same two stores.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openStore } from "../../src/open-store.ts";
-import { createDatabase } from "../../test/support/postgres.ts";
-import type { Context } from "./context.ts";
-import { freePort } from "./proc.ts";
-import { missing, ratios, row, summarize, type Row, type SectionResult, type Summary } from "./results.ts";
-import { createKey, newDb, startGenapi, type Server } from "./servers.ts";
-import { runWrk, type WrkResult } from "./wrk.ts";
+import { openStore } from "../../../src/open-store.ts";
+import { createDatabase } from "../../../test/support/postgres.ts";
+import type { Context } from "../harness/context.ts";
+import { freePort } from "../harness/proc.ts";
+import { missing, ratios, row, summarize, type Row, type SectionResult, type Summary } from "../harness/results.ts";
+import { createKey, newDb, startGenapi, type Server } from "../harness/servers.ts";
+import { runWrk, type WrkResult } from "../harness/wrk.ts";
 
 const CONNECTIONS = 32;
 const TITLE = "Admission on SQLite and PostgreSQL";

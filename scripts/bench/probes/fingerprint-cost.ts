@@ -1,20 +1,20 @@
 // The fingerprint's cost alone, at the parser (no network): CPU µs a page of decodeHtml + extractPage
-// over the crawl section's generated site (site.ts), without and with `fingerprint`, in alternating
+// over the crawl section's generated site (fixtures/site.ts), without and with `fingerprint`, in alternating
 // rounds so that the shared machine's load falls on both alike. `--base DIR` adds the default path of
-// another checkout's sources (DIR/src/crawler/html/links.ts), to compare the default path before and
-// after a change. `--crawl` measures whole crawls instead: the site served by static-server.ts in a
+// another checkout's sources (its src/crawler/html/links.ts), to compare the default path before and
+// after a change. `--crawl` measures whole crawls instead: the site served by fixtures/static-server.ts in a
 // child process, crawled in this one through the service's network (createCrawlNetwork: address
 // guard, politeness, the HTTP client) into a MemoryCrawlState, CPU µs a page of this process.
 //
-//   bun scripts/bench/fingerprint-cost.ts [--pages 2000] [--rounds 6] [--seconds 1] [--base /tmp/other]
-//   bun scripts/bench/fingerprint-cost.ts --crawl [--pages 2000] [--rounds 6]
+//   bun scripts/bench/probes/fingerprint-cost.ts [--pages 2000] [--rounds 6] [--seconds 1] [--base /tmp/other]
+//   bun scripts/bench/probes/fingerprint-cost.ts --crawl [--pages 2000] [--rounds 6]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createCrawlNetwork, defaultCrawlLimits, MemoryCrawlState, NO_HISTORY, runCrawl } from "../../src/crawler/index.ts";
-import { decodeHtml, extractPage } from "../../src/crawler/html/links.ts";
-import { generateSite } from "./site.ts";
+import { createCrawlNetwork, defaultCrawlLimits, MemoryCrawlState, NO_HISTORY, runCrawl } from "../../../src/crawler/index.ts";
+import { decodeHtml, extractPage } from "../../../src/crawler/html/links.ts";
+import { generateSite } from "../fixtures/site.ts";
 
 const { values } = parseArgs({
   options: {
@@ -83,7 +83,10 @@ if (values.base !== undefined)
 async function crawls(pageCount: number, rounds: number): Promise<void> {
   const siteDir = mkdtempSync(join(tmpdir(), "fingerprint-cost-"));
   generateSite(siteDir, pageCount);
-  const server = Bun.spawn([process.execPath, join(import.meta.dir, "static-server.ts"), siteDir], { stdout: "pipe", stderr: "inherit" });
+  const server = Bun.spawn([process.execPath, join(import.meta.dir, "../fixtures/static-server.ts"), siteDir], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   try {
     const reader = server.stdout.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);

@@ -1,18 +1,18 @@
 // 1. The password endpoint under load: genapi serving GET /api.php with default parameters against
 // two ceilings, both bare compiled Bun.serve: one answering a fixed JSON body of the same size
 // (the HTTP server's own limit), and a fair one doing the endpoint's own work with genapi's code
-// (password, headers, log line; fair-ceiling-server.ts), whose ratio is the framework's cost.
-// Then the round-3 requests of issue 27 (minimums, count=100, a passphrase) against the default
+// (password, headers, log line; fixtures/fair-ceiling-server.ts), whose ratio is the framework's cost.
+// Then the requests with options (minimums, count=100, a passphrase) against the default
 // request on the same server, rotating in one run.
-import type { Context } from "./context.ts";
-import { CORES, cpuSeconds, showCommand } from "./proc.ts";
-import { missing, ratios, row, summarize, type SectionResult, type Target } from "./results.ts";
-import { startGenapi, startServer, type Server } from "./servers.ts";
-import { rotating, runWrk, wrkArgv, type WrkResult } from "./wrk.ts";
+import type { Context } from "../harness/context.ts";
+import { CORES, cpuSeconds, showCommand } from "../harness/proc.ts";
+import { missing, ratios, row, summarize, type SectionResult, type Target } from "../harness/results.ts";
+import { startGenapi, startServer, type Server } from "../harness/servers.ts";
+import { rotating, runWrk, wrkArgv, type WrkResult } from "../harness/wrk.ts";
 
 const CONNECTIONS = 64;
 
-/** Issue 27's requests, each against the default one (the first); `passwords` per answer. */
+/** The requests with options, each against the default one (the first); `passwords` per answer. */
 const VARIANTS = [
   { label: "default (no parameters)", query: "", passwords: 1 },
   { label: "length=16&min_symbols=12", query: "?length=16&min_symbols=12", passwords: 1 },
@@ -64,7 +64,7 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
     );
     const rps = (results: WrkResult[]) => results.map((r) => r.requestsPerSecond);
 
-    // Issue 27: each variant's answer checked once, then all four rotating on genapi.
+    // Each variant's answer checked once, then all four rotating on genapi.
     const shapes = await Promise.all(VARIANTS.map(async (variant) => variantShape(await fetch(`${genapi.url}/api.php${variant.query}`))));
     const variantRuns = await rotating(
       plan.runs,
@@ -128,7 +128,7 @@ export async function passwordBench(ctx: Context): Promise<SectionResult> {
               { ...cells(fairRuns!), "genapi ÷ this": vsFair },
               {
                 command: showCommand(fair.argv, { ...names, [binaries.fairCeiling]: "fair-ceiling" }),
-                note: `scripts/bench/fair-ceiling-server.ts: the query read into fields, generateFromFields (src/password), Response.json with genapi's headers (${sameHeaders ? "the same header names as genapi's answer" : "**header names differ from genapi's answer**"}), the same JSON log line with the peer address and a request id, batched per event-loop turn by src/http/log-writer.ts`,
+                note: `scripts/bench/fixtures/fair-ceiling-server.ts: the query read into fields, generateFromFields (src/password), Response.json with genapi's headers (${sameHeaders ? "the same header names as genapi's answer" : "**header names differ from genapi's answer**"}), the same JSON log line with the peer address and a request id, batched per event-loop turn by src/http/log-writer.ts`,
               },
             ),
             row("genapi", cells(ours!), {

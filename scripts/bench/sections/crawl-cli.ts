@@ -1,16 +1,16 @@
-// `genapi crawl` against POST /api/generate on the same synthetic site (issue 14): one engine, so the
+// `genapi crawl` against POST /api/generate on the same synthetic site: one engine, so the
 // command line should crawl as fast as the API (target: pages/s within 10%). Both run pinned to the
 // same core, back to back in alternating order, against the site served as the crawl section serves
-// it (nginx, site-server.ts), and are timed the same way: pages crawled over the crawl's duration,
+// it (nginx, fixtures/site-server.ts), and are timed the same way: pages crawled over the crawl's duration,
 // both as genapi's own report gives them (the command's --json report, the API's data), so that
 // process and server start-up are left out alike.
 import { join } from "node:path";
-import type { Context } from "./context.ts";
-import { CORES, cpuSeconds, pinned, settlesWithin } from "./proc.ts";
-import { ratios, row, summarize, type Row, type SectionResult } from "./results.ts";
-import { generateSite } from "./site.ts";
-import { createKey, newDb, startGenapi } from "./servers.ts";
-import { serveSite } from "./site-server.ts";
+import type { Context } from "../harness/context.ts";
+import { CORES, cpuSeconds, pinned, settlesWithin } from "../harness/proc.ts";
+import { ratios, row, summarize, type Row, type SectionResult } from "../harness/results.ts";
+import { generateSite } from "../fixtures/site.ts";
+import { createKey, newDb, startGenapi } from "../harness/servers.ts";
+import { serveSite } from "../fixtures/site-server.ts";
 
 /** Above the site sizes, so neither crawl is cut by its page budget (the API's cap is 50,000). */
 const MAX_PAGES = 50_000;
@@ -169,7 +169,7 @@ export async function crawlCliBench(ctx: Context): Promise<SectionResult> {
           ),
         ],
         notes: [
-          `The same site as the crawl section (scripts/bench/site.ts), served by ${served.description}. pages/s: pages crawled over the crawl's duration, as genapi's own report gives them (\`pages_crawled\` and \`duration_ms\`: the command's --json report on stderr, the API's data), so process start-up (the command's) and server start-up (the API's) are left out alike.`,
+          `The same site as the crawl section (scripts/bench/fixtures/site.ts), served by ${served.description}. pages/s: pages crawled over the crawl's duration, as genapi's own report gives them (\`pages_crawled\` and \`duration_ms\`: the command's --json report on stderr, the API's data), so process start-up (the command's) and server start-up (the API's) are left out alike.`,
           "CPU s per 1k pages: user + system time of the crawling process over the pages it fetched: the whole `genapi crawl` process (start-up and the sitemap file included), the server during the request. Less sensitive to other work on a shared machine than pages/s.",
           "genapi crawl ÷ API: per run (the two crawls run back to back, alternating which goes first), then median, min and max. Wall s: the command's whole run (start-up and the sitemap file included) against the request's round trip.",
         ],

@@ -1,23 +1,23 @@
-// Crawl jobs at scale (issue 13): one job over a site of 1,000,000 pages that a server generates
+// Crawl jobs at scale: one job over a site of 1,000,000 pages that a server generates
 // on the fly (deterministic, ~20 links a page, no files), beside the same build's job over a
-// 10,000-page site in the same run, the same big job on PostgreSQL (issue 22: one attempt, its
+// 10,000-page site in the same run, the same big job on PostgreSQL (in one attempt, its
 // time, RSS and database size beside SQLite's), and wget2 --spider over the same big site. The site
 // is served by a Bun.serve that makes each page on request, not by nginx as in the crawl sections: a
 // million files would have to be written first. Samples genapi's RSS and pages crawled every second,
 // for the report's chart of RSS and pages/s against pages crawled.
 //
-//   bun scripts/bench/jobs.ts --serve-site PAGES   (the site server; run.ts starts it pinned)
+//   bun scripts/bench/sections/jobs.ts --serve-site PAGES   (the site server; run.ts starts it pinned)
 // The smoke plan (every site size under 1,000 pages) measures 300 and 2,000 pages instead;
 // `run.ts --job-pages N` sizes the big site, `--job-pg URL` names the PostgreSQL database.
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createDatabase } from "../../test/support/postgres.ts";
-import type { Context } from "./context.ts";
-import { CORES, pinned, sampleUsage, settlesWithin } from "./proc.ts";
-import { missing, row, summarize, type Row, type SectionResult, type Series, type Target } from "./results.ts";
-import { BUN, createKey, newDb, startGenapi, startServer } from "./servers.ts";
+import { createDatabase } from "../../../test/support/postgres.ts";
+import type { Context } from "../harness/context.ts";
+import { CORES, pinned, sampleUsage, settlesWithin } from "../harness/proc.ts";
+import { missing, row, summarize, type Row, type SectionResult, type Series, type Target } from "../harness/results.ts";
+import { BUN, createKey, newDb, startGenapi, startServer } from "../harness/servers.ts";
 
 const LINKS_PER_PAGE = 20;
 const FULL_SIZES = { small: 10_000, large: 1_000_000 };
@@ -348,7 +348,7 @@ export async function jobsBench(ctx: Context): Promise<SectionResult> {
         columns: ["pages/s", "pages fetched", "URLs listed", "wall s", "peak RSS MB", "attempts", "database MB"],
         rows,
         notes: [
-          `The site server generates page i on request: a tree with ${LINKS_PER_PAGE - 2} children a page plus links home and up (${LINKS_PER_PAGE} links), no files; pinned to core ${CORES.load}, genapi and wget2 to core ${CORES.server}. It is a Bun.serve (scripts/bench/jobs.ts), not nginx as in the crawl sections: as files, the site would be a million of them to write (and to store, a block each) before every run; its rates here compare genapi with itself at two sizes.`,
+          `The site server generates page i on request: a tree with ${LINKS_PER_PAGE - 2} children a page plus links home and up (${LINKS_PER_PAGE} links), no files; pinned to core ${CORES.load}, genapi and wget2 to core ${CORES.server}. It is a Bun.serve (scripts/bench/sections/jobs.ts), not nginx as in the crawl sections: as files, the site would be a million of them to write (and to store, a block each) before every run; its rates here compare genapi with itself at two sizes.`,
           "pages/s: pages (GET requests) the site served between its first and last page request; wget2's HEAD requests are not counted. Peak RSS: VmHWM of the process, sampled every 200 ms.",
           "The job's crawl state (frontier, seen set, listed entries) lives in the SQLite store; memory holds a bounded cache. The result is written as gzip-compressed parts of at most 50,000 URLs with a <sitemapindex>.",
           `The PostgreSQL job is the same job with --db on ${ctx.plan.jobPostgresUrl ? "the database --job-pg names" : "a new database of a throwaway PostgreSQL cluster started as the tests start one (fsync=off)"}, after the SQLite one over the same site. attempts: the job's claims (1: it never lost its lease); database MB: SQLite's file and WAL, or pg_database_size, when the job finished (its crawl state not yet swept).`,

@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { CORES, pinned, run, settlesWithin, waitForLine } from "./proc.ts";
 
-export const ROOT = join(import.meta.dir, "../..");
+export const ROOT = join(import.meta.dir, "../../..");
 export const BUN = process.execPath;
 
 export interface Binaries {
@@ -12,7 +12,7 @@ export interface Binaries {
   /** genapi built with --no-bytecode: what the bytecode saves at start-up. */
   sourceOnly: string;
   ceiling: string;
-  /** The fair ceiling: a bare Bun.serve doing /api.php's own work (fair-ceiling-server.ts). */
+  /** The fair ceiling: a bare Bun.serve doing /api.php's own work (fixtures/fair-ceiling-server.ts). */
   fairCeiling: string;
   buildCommand: string;
 }
@@ -26,9 +26,12 @@ export function buildBinaries(dir: string, genapi?: string): Binaries {
     ["ceiling", "ceiling-server.ts"],
     ["fair-ceiling", "fair-ceiling-server.ts"],
   ]) {
-    run([BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/${source}`], {
-      cwd: ROOT,
-    });
+    run(
+      [BUN, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--outfile", out(name!), `scripts/bench/fixtures/${source}`],
+      {
+        cwd: ROOT,
+      },
+    );
   }
   return {
     genapi: genapi ?? out("genapi"),

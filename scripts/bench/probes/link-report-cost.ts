@@ -1,10 +1,10 @@
-// The link report's cost alone (issue 24), for a quick answer without the rest of `npm run bench`:
+// The link report's cost alone, for a quick answer without the rest of `npm run bench`:
 // `genapi crawl` of the crawl section's generated site (served as that section serves it,
-// site-server.ts) with and without `--link-report`, alternating which goes first, each pinned to the
+// fixtures/site-server.ts) with and without `--link-report`, alternating which goes first, each pinned to the
 // server core. The crawl section measures the same through POST /api/generate on 10,000 and
 // 50,000 pages, with both ratios as targets; this prints one line per run and the ratios.
 //
-//   bun scripts/bench/link-report-cost.ts --binary dist/genapi [--pages 10000] [--runs 6] [--profile]
+//   bun scripts/bench/probes/link-report-cost.ts --binary dist/genapi [--pages 10000] [--runs 6] [--profile]
 //
 // --profile adds, per variant, 3 runs of `bun --cpu-prof src/main.ts crawl` (the sources: the same
 // engine) and prints the functions whose samples differ most between the two: where the extra goes.
@@ -12,13 +12,13 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { profiled } from "./crawl-profile.ts";
-import { CORES, pinned, run } from "./proc.ts";
-import { ratios, summarize } from "./results.ts";
-import { ROOT } from "./servers.ts";
-import { generateSite } from "./site.ts";
-import { serveSite } from "./site-server.ts";
-import { prepareTools } from "./tools.ts";
+import { profiled } from "../sections/crawl-profile.ts";
+import { CORES, pinned, run } from "../harness/proc.ts";
+import { ratios, summarize } from "../harness/results.ts";
+import { ROOT } from "../harness/servers.ts";
+import { generateSite } from "../fixtures/site.ts";
+import { serveSite } from "../fixtures/site-server.ts";
+import { prepareTools } from "../harness/tools.ts";
 
 interface Run {
   cpuMsPerPage: number;
@@ -38,7 +38,7 @@ async function crawl(argv: string[], url: string, dir: string, pages: number, re
   return { cpuMsPerPage: cpuMs / pages, peakRssMb: usage.maxRSS / 1e6 };
 }
 
-/** The median of `values` as the bench reports medians (results.ts). */
+/** The median of `values` as the bench reports medians (harness/results.ts). */
 const median = (values: number[]) => summarize(values)!.median;
 
 if (import.meta.main) {
