@@ -344,11 +344,11 @@ export const siteRoutes = (deps: SitesDeps) => {
       async ({ request, params }) => {
         const site = await ownSite(request, params.id);
         const n = sitemapFileNumber(params.file, site);
-        if (n === null) throw new HttpError(404, `Not found: ${new URL(request.url).pathname}`);
+        if (n === null) throw new HttpError(404, notFound(request));
         const file = await latestFile(site, n);
         if (!file) {
           if (site.lastSuccess === null) throw new HttpError(409, noSitemapYet(site.id));
-          throw new HttpError(404, `Not found: ${new URL(request.url).pathname}`);
+          throw new HttpError(404, notFound(request));
         }
         return fileAnswer(file, n, site, request);
       },
@@ -368,11 +368,11 @@ export const siteRoutes = (deps: SitesDeps) => {
       async ({ request, params }) => {
         const site = await deps.store.byToken(params.token);
         const n = site ? sitemapFileNumber(params.file, site) : null;
-        if (!site || n === null) throw new HttpError(404, `Not found: ${new URL(request.url).pathname}`);
+        if (!site || n === null) throw new HttpError(404, notFound(request));
         if (site.lastSuccess === null) throw new HttpError(409, "The site has no sitemap yet.");
         const run = await deps.jobs.get(site.lastSuccess);
         const file = await latestFile(site, n);
-        if (!run || !file) throw new HttpError(404, `Not found: ${new URL(request.url).pathname}`);
+        if (!run || !file) throw new HttpError(404, notFound(request));
         // The latest successful run's file: its id and part name the version; the run's end, its date.
         const etag = `"${run.id}-${n}"`;
         const modified = new Date(run.finishedAt ?? run.createdAt);
@@ -422,4 +422,10 @@ function notModified(request: Request, etag: string, modified: Date): boolean {
   if (since === null) return false;
   const at = Date.parse(since);
   return Number.isFinite(at) && modified.getTime() <= at;
+}
+
+/** The 404 of a file that is not there, as the router words it, the same with or without a trailing slash. */
+function notFound(request: Request): string {
+  const path = new URL(request.url).pathname;
+  return `Not found: ${path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path}`;
 }

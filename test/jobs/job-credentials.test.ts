@@ -5,10 +5,10 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
-import { postgresCredentialsMigration, postgresJobsMigration } from "../../src/db/postgres/migrations.ts";
+import { postgresCredentialsMigration, postgresJobsMigration, postgresSitesMigration } from "../../src/db/postgres/migrations.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteCredentialsMigration, sqliteJobsMigration } from "../../src/db/sqlite/migrations.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore, type NewJob } from "../../src/jobs/job-store.ts";
 import { jobCredentials } from "../../src/jobs/job-credentials.ts";
 import { defaultCrawlOptions, redactCrawlOptions } from "../../src/crawler/options.ts";
@@ -36,7 +36,7 @@ const backends: [string, () => Promise<{ store: JobStore; dump: Dump }>][] = [
     "sqlite",
     async () => {
       const db = new Database(":memory:", { strict: true });
-      migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration]);
+      migrate(db, sqliteMigrations);
       closers.push(() => db.close());
       const direct = async <T>(fn: (d: Database) => T) => fn(db);
       return {
@@ -51,6 +51,7 @@ const backends: [string, () => Promise<{ store: JobStore; dump: Dump }>][] = [
       const sql = new SQL(await createDatabase());
       await sql.unsafe(postgresJobsMigration.sql);
       await sql.unsafe(postgresCredentialsMigration.sql);
+      await sql.unsafe(postgresSitesMigration.sql);
       closers.push(() => sql.close());
       return {
         store: createPostgresJobStore({ query: (fn) => fn(sql) }),

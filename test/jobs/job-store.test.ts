@@ -4,10 +4,15 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
-import { postgresCredentialsMigration, postgresJobsMigration, postgresLinksMigration } from "../../src/db/postgres/migrations.ts";
+import {
+  postgresCredentialsMigration,
+  postgresJobsMigration,
+  postgresLinksMigration,
+  postgresSitesMigration,
+} from "../../src/db/postgres/migrations.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteCredentialsMigration, sqliteJobsMigration, sqliteLinksMigration } from "../../src/db/sqlite/migrations.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore, type NewJob } from "../../src/jobs/job-store.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
@@ -40,7 +45,7 @@ const backends: [string, () => Promise<JobStore>][] = [
     "sqlite",
     async () => {
       const db = new Database(":memory:", { strict: true });
-      migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration, sqliteLinksMigration]);
+      migrate(db, sqliteMigrations);
       closers.push(() => db.close());
       const direct = async <T>(fn: (d: Database) => T) => fn(db);
       return createSqliteJobStore({ read: direct, write: direct });
@@ -53,6 +58,7 @@ const backends: [string, () => Promise<JobStore>][] = [
       await sql.unsafe(postgresJobsMigration.sql);
       await sql.unsafe(postgresCredentialsMigration.sql);
       await sql.unsafe(postgresLinksMigration.sql);
+      await sql.unsafe(postgresSitesMigration.sql);
       closers.push(() => sql.close());
       return createPostgresJobStore({ query: (fn) => fn(sql) });
     },
@@ -231,6 +237,7 @@ describe.skipIf(!postgres)("job store on postgres: a checkpoint's plan", () => {
     const admin = new SQL(url, { max: 1 });
     await admin.unsafe(postgresJobsMigration.sql);
     await admin.unsafe(postgresCredentialsMigration.sql);
+    await admin.unsafe(postgresSitesMigration.sql);
     await admin.unsafe(`ALTER TABLE job_urls SET (autovacuum_enabled = false)`);
     await admin.unsafe(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET plan_cache_mode = force_generic_plan`);
     await admin.close();

@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteCredentialsMigration, sqliteJobsMigration, sqliteLinksMigration } from "../../src/db/sqlite/migrations.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { newJobId } from "../../src/jobs/job-store.ts";
 import { startRetention } from "../../src/jobs/retention.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
@@ -12,7 +12,7 @@ import { waitFor } from "../support/wait.ts";
 
 test("finished jobs older than the retention are deleted in batches; younger and running ones stay", async () => {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration, sqliteLinksMigration]);
+  migrate(db, sqliteMigrations);
   let writes = 0;
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const store = createSqliteJobStore({

@@ -5,10 +5,15 @@ import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, expect, test } from "bun:test";
 import { createPostgresJobStore } from "../../src/db/postgres/jobs.ts";
-import { postgresCredentialsMigration, postgresJobsMigration, postgresLinksMigration } from "../../src/db/postgres/migrations.ts";
+import {
+  postgresCredentialsMigration,
+  postgresJobsMigration,
+  postgresLinksMigration,
+  postgresSitesMigration,
+} from "../../src/db/postgres/migrations.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
 import { createSqliteJobStore } from "../../src/db/sqlite/jobs.ts";
-import { migrations, sqliteCredentialsMigration, sqliteJobsMigration, sqliteLinksMigration } from "../../src/db/sqlite/migrations.ts";
+import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { newJobId, type JobStore } from "../../src/jobs/job-store.ts";
 import { StoreCrawlState } from "../../src/jobs/store-crawl-state.ts";
 import { storeLinkSource } from "../../src/jobs/publish.ts";
@@ -26,7 +31,7 @@ afterAll(async () => {
 
 async function sqliteStore(): Promise<JobStore> {
   const db = new Database(":memory:", { strict: true });
-  migrate(db, [...migrations, sqliteJobsMigration, sqliteCredentialsMigration, sqliteLinksMigration]);
+  migrate(db, sqliteMigrations);
   closers.push(() => db.close());
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   return createSqliteJobStore({ read: direct, write: direct });
@@ -39,6 +44,7 @@ function postgresStore(): Promise<JobStore> {
     await sql.unsafe(postgresJobsMigration.sql);
     await sql.unsafe(postgresCredentialsMigration.sql);
     await sql.unsafe(postgresLinksMigration.sql);
+    await sql.unsafe(postgresSitesMigration.sql);
     closers.push(() => sql.close());
     return createPostgresJobStore({ query: (fn) => fn(sql) });
   })();
