@@ -36,6 +36,7 @@ const { values } = parseArgs({
     sizes: { type: "string" },
     "job-pages": { type: "string" },
     "job-pg": { type: "string" },
+    "site-pages": { type: "string" },
     "render-pages": { type: "string" },
     binary: { type: "string" },
     keep: { type: "boolean", default: false },
@@ -50,6 +51,7 @@ if (values.runs !== undefined) plan.runs = Number(values.runs);
 if (values.sizes !== undefined) plan.sitePages = values.sizes.split(",").map(Number);
 if (values["job-pages"] !== undefined) plan.jobPages = Number(values["job-pages"]);
 if (values["job-pg"] !== undefined) plan.jobPostgresUrl = values["job-pg"];
+if (values["site-pages"] !== undefined) plan.sitesPages = Number(values["site-pages"]);
 if (values["render-pages"] !== undefined) plan.renderPages = Number(values["render-pages"]);
 const only = (values.only?.split(",") ?? Object.keys(SECTIONS)) as SectionId[];
 const workDir = mkdtempSync("/tmp/genapi-bench-");

@@ -6,6 +6,7 @@ import type { Context } from "./harness/context.ts";
 import { crawlBench } from "./sections/crawl.ts";
 import { crawlCliBench } from "./sections/crawl-cli.ts";
 import { jobsBench } from "./sections/jobs.ts";
+import { sitesBench } from "./sections/sites.ts";
 import { passwordBench } from "./sections/password.ts";
 import { politenessBench } from "./sections/politeness.ts";
 import { quotaBench } from "./sections/quota.ts";
@@ -21,6 +22,7 @@ export const SECTIONS = {
   crawl: crawlBench,
   "crawl-cli": crawlCliBench,
   jobs: jobsBench,
+  sites: sitesBench,
   politeness: politenessBench,
   render: renderBench,
 } satisfies Record<SectionResult["id"], (ctx: Context) => Promise<SectionResult>>;

@@ -92,6 +92,12 @@ describe("bench harness, smoke mode", () => {
     expect(pgJob.cells["database MB"]).toMatchObject({ runs: 1 });
     expect(jobs.series?.[0]?.points.length).toBeGreaterThan(0);
 
+    // Sites (scripts/bench/sections/sites.ts): a plain job and a site's two runs listed every page.
+    const sites = results.sections.find((s) => s.id === "sites")!;
+    expect(sites.checks.map((c) => [c.label, c.passed])).toEqual([["every run listed every page", true]]);
+    const second = sites.tables[0]!.rows.find((r) => r.label === "site run 2 (unchanged)")!;
+    expect(second.cells["304 answers"]).toMatchObject({ median: 300 });
+
     const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
     for (const heading of ["## Targets", "## Machine and tools"]) expect(report).toContain(heading);
     // Every section under its own numbered heading (numbers shift as sections are registered).

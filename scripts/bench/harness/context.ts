@@ -21,6 +21,8 @@ export interface Plan {
   startupRuns: number;
   /** Pages of the big site of the jobs section (default 1,000,000; the smoke plan 2,000): `--job-pages`. */
   jobPages?: number;
+  /** Pages of the sites section's site (default 100,000; the smoke plan 300): `--site-pages`. */
+  sitesPages?: number;
   /** An empty PostgreSQL database for the jobs section's PostgreSQL job, instead of a throwaway cluster: `--job-pg`. */
   jobPostgresUrl?: string;
   /** Pages of the politeness section's rate-limited site (20 requests/s: about pages / 20 seconds a crawl). */

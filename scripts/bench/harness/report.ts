@@ -2,7 +2,18 @@
 // its command lines, versions and how to read it.
 import type { BenchResults, Cell, Row, SectionResult, Table, Target } from "./results.ts";
 
-const ORDER: SectionResult["id"][] = ["password", "crawl", "crawl-cli", "startup", "quota", "admission", "jobs", "politeness", "render"];
+const ORDER: SectionResult["id"][] = [
+  "password",
+  "crawl",
+  "crawl-cli",
+  "startup",
+  "quota",
+  "admission",
+  "jobs",
+  "sites",
+  "politeness",
+  "render",
+];
 
 /** A chart file written beside the report (scripts/bench/harness/charts.ts), shown under its section. */
 export interface ChartRef {

@@ -65,7 +65,7 @@ export interface Series {
 }
 
 export interface SectionResult {
-  id: "password" | "crawl" | "crawl-cli" | "startup" | "quota" | "admission" | "jobs" | "politeness" | "render";
+  id: "password" | "crawl" | "crawl-cli" | "startup" | "quota" | "admission" | "jobs" | "sites" | "politeness" | "render";
   title: string;
   tables: Table[];
   checks: Check[];

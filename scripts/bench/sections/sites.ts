@@ -1,0 +1,195 @@
+// Sites: what a re-crawl of an unchanged site costs against its first crawl. A generated site (the
+// jobs section's pages, made on request) that sends an ETag for each page and answers
+// If-None-Match with 304, as nginx and most servers do for files; one site created with
+// every_hours null, run 1 (its first run, queued at creation), then run 2 of the unchanged site
+// (POST /api/sites/<id>/runs). Measured: each run's wall time (the job's started_at to finished_at),
+// the site's 200 and 304 answers, genapi's peak RSS; and, as the fingerprint's cost, the CPU a page
+// of run 1 (a site's run: every page fingerprinted and remembered) against a plain job of the same
+// site in the same process. Goals (issue 36): run 2 under 0.5x run 1's wall time with over 95% of its
+// page answers 304; run 2's peak RSS under 256 MB; the site run's CPU a page under 1.1x the job's.
+//
+//   bun scripts/bench/sections/sites.ts --serve-site PAGES   (the site server; the section starts it pinned)
+// Full: 100,000 pages (`run.ts --site-pages N` sizes it); smoke: 300.
+import { join } from "node:path";
+import type { Context } from "../harness/context.ts";
+import { CORES, sampleUsage } from "../harness/proc.ts";
+import { row, summarize, type SectionResult, type Target } from "../harness/results.ts";
+import { BUN, createKey, newDb, startGenapi, startServer } from "../harness/servers.ts";
+import { pageHtml } from "./jobs.ts";
+import { mkdtempSync } from "node:fs";
+
+const FULL_PAGES = 100_000;
+const SMOKE_PAGES = 300;
+const RSS_TARGET_MB = 256;
+const WALL_TARGET = 0.5;
+const NOT_MODIFIED_TARGET = 0.95;
+const CPU_TARGET = 1.1;
+
+/** The site server: page i with a stable ETag, 304 on a matching If-None-Match; counts at /__stats. */
+function serveSite(size: number): void {
+  let ok = 0;
+  let notModified = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const { pathname } = new URL(req.url);
+      if (pathname === "/__stats") return Response.json({ ok, notModified });
+      if (pathname === "/__reset") {
+        ok = notModified = 0;
+        return new Response("ok");
+      }
+      if (pathname === "/robots.txt") return new Response("User-agent: *\nAllow: /\n");
+      const i = pathname === "/" ? 0 : Number(/^\/p([1-9]\d*)$/.exec(pathname)?.[1] ?? -1);
+      if (!(i >= 0 && i < size)) return new Response("not found", { status: 404 });
+      // A version per page, as a file's size and mtime make nginx's: the site never changes here.
+      const etag = `"v1-${i}"`;
+      if (req.headers.get("if-none-match") === etag) {
+        notModified++;
+        return new Response(null, { status: 304, headers: { etag } });
+      }
+      ok++;
+      return new Response(pageHtml(i, size), { headers: { "content-type": "text/html; charset=utf-8", etag } });
+    },
+  });
+  console.log(JSON.stringify({ address: `http://127.0.0.1:${server.port}` }));
+}
+
+if (import.meta.main) {
+  const index = Bun.argv.indexOf("--serve-site");
+  serveSite(Number(Bun.argv[index + 1]));
+}
+
+interface Run {
+  seconds: number;
+  ok: number;
+  notModified: number;
+  cpuMsPerPage: number;
+  peakRssMB: number;
+  listed: number;
+  status: string;
+}
+
+export async function sitesBench(ctx: Context): Promise<SectionResult> {
+  const started = performance.now();
+  const smoke = ctx.plan.sitePages.every((pages) => pages < 1_000);
+  const size = ctx.plan.sitesPages ?? (smoke ? SMOKE_PAGES : FULL_PAGES);
+  const fmt = (n: number) => n.toLocaleString("en-US");
+  const site = await startServer([BUN, join(import.meta.dir, "sites.ts"), "--serve-site", String(size)], ctx.workDir, CORES.load);
+  const dir = mkdtempSync(join(ctx.workDir, "sites-"));
+  const genapi = await startGenapi(ctx.binaries.genapi, dir, ["--allow-private-targets", "--job-max-pages", String(size + 10)], newDb(dir));
+  try {
+    const key = createKey(ctx.binaries.genapi, genapi.db, 100);
+    const api = (path: string, init: RequestInit = {}) =>
+      fetch(`${genapi.url}${path}`, { ...init, headers: { "content-type": "application/json", "x-api-key": key } });
+    const cpuMs = async () => {
+      const stat = (await Bun.file(`/proc/${genapi.pid}/stat`).text()).split(") ")[1]!.split(" ");
+      return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
+    };
+    /** Waits for job `id` and measures it: wall time from the job's own times, the site's answers, CPU, peak RSS. */
+    const measure = async (id: string): Promise<Run> => {
+      await fetch(`${site.url}/__reset`);
+      const cpuBefore = await cpuMs();
+      const usage = sampleUsage(genapi.pid, 200);
+      let job: any;
+      for (;;) {
+        job = ((await (await api(`/api/jobs/${id}`)).json()) as { data: any }).data;
+        if (["succeeded", "failed", "cancelled"].includes(job.status)) break;
+        await Bun.sleep(200);
+      }
+      const peak = await usage.stop();
+      const answers = (await (await fetch(`${site.url}/__stats`)).json()) as { ok: number; notModified: number };
+      const pages = job.progress.pages_crawled || 1;
+      return {
+        seconds: (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000,
+        ok: answers.ok,
+        notModified: answers.notModified,
+        cpuMsPerPage: ((await cpuMs()) - cpuBefore) / pages,
+        peakRssMB: (peak.peakRssBytes ?? 0) / 1e6,
+        listed: job.progress.urls_listed,
+        status: job.status,
+      };
+    };
+    ctx.log(`sites: a plain job over the ${fmt(size)}-page site (the baseline of the fingerprint's cost)`);
+    const job = ((await (await api("/api/jobs", { method: "POST", body: JSON.stringify({ url: `${site.url}/` }) })).json()) as any).data;
+    const plain = await measure(job.id);
+    ctx.log(`sites: run 1 of a site over it`);
+    const created = (
+      (await (await api("/api/sites", { method: "POST", body: JSON.stringify({ url: `${site.url}/`, every_hours: null }) })).json()) as any
+    ).data;
+    const first = await measure(created.last_run.id);
+    ctx.log(`sites: run 2, the site unchanged`);
+    const again = ((await (await api(`/api/sites/${created.id}/runs`, { method: "POST" })).json()) as any).data;
+    const second = await measure(again.id);
+
+    const runRow = (label: string, run: Run) =>
+      row(
+        label,
+        {
+          "wall s": summarize([run.seconds]),
+          "200 answers": summarize([run.ok]),
+          "304 answers": summarize([run.notModified]),
+          "CPU ms/page": summarize([run.cpuMsPerPage]),
+          "peak RSS MB": summarize([run.peakRssMB]),
+          "URLs listed": summarize([run.listed]),
+        },
+        { note: run.status === "succeeded" ? `genapi serve on SQLite; the site has ${fmt(size)} pages` : `the run ${run.status}` },
+      );
+    const wall = first.seconds > 0 ? second.seconds / first.seconds : 0;
+    const share = second.notModified / Math.max(1, second.notModified + second.ok);
+    const cpu = plain.cpuMsPerPage > 0 ? first.cpuMsPerPage / plain.cpuMsPerPage : 0;
+    const targets: Target[] = [
+      {
+        label: `sites: run 2 of an unchanged ${fmt(size)}-page site ÷ run 1, wall time`,
+        goal: `under ${WALL_TARGET}`,
+        measured: `${wall.toFixed(2)} (${second.seconds.toFixed(1)} s ÷ ${first.seconds.toFixed(1)} s)`,
+        met: wall < WALL_TARGET,
+      },
+      {
+        label: "sites: run 2's page answers that were 304",
+        goal: `over ${NOT_MODIFIED_TARGET * 100}%`,
+        measured: `${(share * 100).toFixed(1)}% (${fmt(second.notModified)} of ${fmt(second.notModified + second.ok)})`,
+        met: share > NOT_MODIFIED_TARGET,
+      },
+      {
+        label: `sites: peak RSS of genapi in run 2 (${fmt(size)} pages)`,
+        goal: `under ${RSS_TARGET_MB} MB`,
+        measured: `${second.peakRssMB.toFixed(0)} MB`,
+        met: second.peakRssMB < RSS_TARGET_MB,
+      },
+      {
+        label: "sites: a site's run 1 (fingerprint and page memory) ÷ a plain job, CPU a page",
+        goal: `under ${CPU_TARGET}x`,
+        measured: `${cpu.toFixed(2)}x (${first.cpuMsPerPage.toFixed(3)} ÷ ${plain.cpuMsPerPage.toFixed(3)} ms)`,
+        met: cpu < CPU_TARGET,
+      },
+    ];
+    return {
+      id: "sites",
+      title: "Sites: re-crawls with conditional requests",
+      tables: [
+        {
+          title: `A ${fmt(size)}-page site with ETags: a plain job, then a site's first and second runs`,
+          columns: ["wall s", "200 answers", "304 answers", "CPU ms/page", "peak RSS MB", "URLs listed"],
+          rows: [runRow("plain job", plain), runRow("site run 1", first), runRow("site run 2 (unchanged)", second)],
+          notes: [
+            `The site server (scripts/bench/sections/sites.ts) makes page i on request, the jobs section's page with a stable ETag, and answers a matching If-None-Match with 304; pinned to core ${CORES.load}, genapi to core ${CORES.server}.`,
+            "wall s: the job's finished_at less its started_at. CPU ms/page: genapi's user and system time over the job, by pages crawled. Peak RSS: VmHWM sampled every 200 ms.",
+          ],
+        },
+      ],
+      checks: [
+        {
+          label: "every run listed every page",
+          passed: [plain, first, second].every((run) => run.listed === size && run.status === "succeeded"),
+          detail: [plain, first, second].map((run) => `${fmt(run.listed)} (${run.status})`).join(", "),
+        },
+      ],
+      targets,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    await genapi.stop();
+    await site.stop();
+  }
+}
