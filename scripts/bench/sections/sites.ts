@@ -77,7 +77,12 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
   const fmt = (n: number) => n.toLocaleString("en-US");
   const site = await startServer([BUN, join(import.meta.dir, "sites.ts"), "--serve-site", String(size)], ctx.workDir, CORES.load);
   const dir = mkdtempSync(join(ctx.workDir, "sites-"));
-  const genapi = await startGenapi(ctx.binaries.genapi, dir, ["--allow-private-targets", "--job-max-pages", String(size + 10)], newDb(dir));
+  const genapi = await startGenapi(
+    ctx.binaries.genapi,
+    dir,
+    ["--allow-private-targets", "--job-max-pages", String(Math.min(size + 10, 1_000_000))],
+    newDb(dir),
+  );
   try {
     const key = createKey(ctx.binaries.genapi, genapi.db, 100);
     const api = (path: string, init: RequestInit = {}) =>
