@@ -113,6 +113,6 @@ export {
 export { createGuardedFetch, type Send } from "./net/guarded-fetch.ts";
 export { INVALID_URL_MESSAGE, parseTargetUrl } from "./url/target-url.ts";
 export { writeSitemap, type PartLimits, type SitemapSink, type WrittenSitemap } from "./output/sitemap-writer.ts";
-export type { SitemapEntry } from "./output/xml.ts";
+export { publicUrls, type SitemapEntry } from "./output/xml.ts";
 export { fingerprintOf } from "./html/fingerprint.ts";
 export { pageLastmod, readW3cDate, type OwnDates } from "./html/page-date.ts";

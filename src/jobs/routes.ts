@@ -40,6 +40,26 @@ const CANCEL_POLL_MS = 50;
 /** Retry-After of a full queue: a queued job takes minutes, not seconds. */
 const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 
+/** The 503 of a full job queue (jobs and sites' runs alike), with `headers` (the request's rate limits). */
+export function queueFull(headers: Record<string, string> = {}): HttpError {
+  return new HttpError(503, "The service is busy: too many sitemap jobs are waiting. Try again later.", {
+    ...headers,
+    "Retry-After": String(QUEUE_FULL_RETRY_AFTER_SECONDS),
+  });
+}
+
+/** `?limit=` (1-100, default 20) and `?cursor=` (a `next_cursor`) of a listing; a bad one throws its 400. */
+export function paging(request: Request): { limit: number; before: number | null } {
+  const params = new URL(request.url).searchParams;
+  const limitText = params.get("limit");
+  const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
+  if (limit < 1 || limit > 100) throw new HttpError(400, "limit must be an integer from 1 to 100.");
+  const cursor = params.get("cursor");
+  const before = cursor === null || cursor === "" ? null : seqOf(cursor);
+  if (cursor && before === null) throw new HttpError(400, "cursor must be a next_cursor from an earlier page.");
+  return { limit, before };
+}
+
 export type { Admitted, BodyCheck } from "../admission/admission.ts";
 
 export interface JobsDeps {
@@ -232,10 +252,7 @@ export const jobRoutes = (deps: JobsDeps) => {
         }
         if (!created) {
           const headers = await admitted.release();
-          throw new HttpError(503, "The service is busy: too many sitemap jobs are waiting. Try again later.", {
-            ...headers,
-            "Retry-After": String(QUEUE_FULL_RETRY_AFTER_SECONDS),
-          });
+          throw queueFull(headers);
         }
         deps.wake();
         const job = (await deps.store.get(id))!;
@@ -270,13 +287,7 @@ export const jobRoutes = (deps: JobsDeps) => {
       async ({ request }) => {
         const keyId = await deps.authenticate(request);
         if (keyId === null) throw new HttpError(401, AUTH_FAILED_MESSAGE);
-        const params = new URL(request.url).searchParams;
-        const limitText = params.get("limit");
-        const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
-        if (limit < 1 || limit > 100) throw new HttpError(400, "limit must be an integer from 1 to 100.");
-        const cursor = params.get("cursor");
-        const before = cursor === null || cursor === "" ? null : seqOf(cursor);
-        if (cursor && before === null) throw new HttpError(400, "cursor must be a next_cursor from an earlier page.");
+        const { limit, before } = paging(request);
         const rows = await deps.store.list(keyId, limit + 1, before);
         const page = rows.slice(0, limit);
         const next = rows.length > limit ? cursorOf(page[page.length - 1]!.seq) : null;

@@ -11,7 +11,7 @@ import { answerErrors, HttpError } from "../http/errors.ts";
 import { AUTH_NEEDS_KEY_MESSAGE, type JobCredentials } from "../jobs/job-credentials.ts";
 import type { JobFiles, JobQueue } from "../jobs/job-store.ts";
 import { partNumber } from "../jobs/publish.ts";
-import { cursorOf, JOB_NOT_FOUND, jobView, seqOf, xmlFile } from "../jobs/routes.ts";
+import { cursorOf, JOB_NOT_FOUND, jobView, paging, queueFull, xmlFile } from "../jobs/routes.ts";
 import type { KeyRecord } from "../keys/key-store.ts";
 import { API_KEY_SCHEME } from "../ops/docs.ts";
 import {
@@ -47,8 +47,6 @@ import {
 import type { SiteStore, StoredSite } from "./site-store.ts";
 
 const HOUR_MS = 3_600_000;
-/** Retry-After of a full job queue, as the jobs' own. */
-const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
 /** Change set URLs per store read. */
 const CHANGES_PAGE = 10_000;
 
@@ -91,18 +89,6 @@ const pageQuery = t.Object({
   limit: t.Optional(t.String({ description: "Per page, 1 to 100 (default 20).", examples: ["20"] })),
   cursor: t.Optional(t.String({ description: "`data.next_cursor` of the previous page." })),
 });
-
-/** `?limit=` and `?cursor=` as the job listing reads them. */
-function paging(request: Request): { limit: number; before: number | null } {
-  const params = new URL(request.url).searchParams;
-  const limitText = params.get("limit");
-  const limit = limitText === null ? 20 : /^\d{1,3}$/.test(limitText) ? Number(limitText) : 0;
-  if (limit < 1 || limit > 100) throw new HttpError(400, "limit must be an integer from 1 to 100.");
-  const cursor = params.get("cursor");
-  const before = cursor === null || cursor === "" ? null : seqOf(cursor);
-  if (cursor && before === null) throw new HttpError(400, "cursor must be a next_cursor from an earlier page.");
-  return { limit, before };
-}
 
 export const siteRoutes = (deps: SitesDeps) => {
   /** The request's premium key; else the 401 or 403 that answers. */
@@ -277,10 +263,7 @@ export const siteRoutes = (deps: SitesDeps) => {
         const { outcome, jobId } = await startRun(deps.runs, site);
         if (outcome === "busy") throw new HttpError(409, runInProgress(site.id));
         if (outcome === "gone") throw new HttpError(404, SITE_NOT_FOUND);
-        if (outcome === "queue full")
-          throw new HttpError(503, "The service is busy: too many sitemap jobs are waiting. Try again later.", {
-            "Retry-After": String(QUEUE_FULL_RETRY_AFTER_SECONDS),
-          });
+        if (outcome === "queue full") throw queueFull();
         const job = await deps.jobs.get(jobId);
         if (!job) throw new HttpError(404, JOB_NOT_FOUND);
         return Response.json(

@@ -1,7 +1,7 @@
 // What sites do, as plain functions over the stores (routes.ts and service.ts call them; none sees a request):
 // create a site and queue its first run, start a run (on request or when due), the scheduler that
 // starts due runs, and what a successful run adds to its result (its change set, IndexNow).
-import type { CrawlAuth, PageHistory, Resolver, TargetPolicy } from "../crawler/index.ts";
+import { type CrawlAuth, type PageHistory, publicUrls, type Resolver, type TargetPolicy } from "../crawler/index.ts";
 import type { JobCredentials } from "../jobs/job-credentials.ts";
 import { newCallbackSecret, newJobId, type NewJob } from "../jobs/job-store.ts";
 import type { JobResult } from "../jobs/model.ts";
@@ -163,11 +163,12 @@ export async function completeRun(deps: RunSuccessDeps, siteId: string, jobId: s
   if (!site?.indexnow) return withChanges;
   const crawled = new URL(result.url).origin;
   const publicOrigin = site.options.public_origin ?? crawled;
+  const publicUrl = publicUrls(crawled, publicOrigin);
   const urls: string[] = [];
   for (const kind of ["added", "changed"] as const) {
     for (let after: string | null = null; ; ) {
       const page = await deps.sites.changes(jobId, kind, after, 10_000);
-      for (const url of page) urls.push(url.startsWith(`${crawled}/`) ? publicOrigin + url.slice(crawled.length) : url);
+      for (const url of page) urls.push(publicUrl(url));
       if (page.length < 10_000) break;
       after = page.at(-1)!;
     }
