@@ -9,6 +9,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { CRAWL_COMMAND_MAX_PAGES, UsageError, type CrawlCommandConfig } from "../config/config.ts";
 import {
+  hasLinkReport,
   Browser,
   type CrawlAuth,
   type CrawlOptions,
@@ -34,6 +35,7 @@ import {
   type WrittenSitemap,
   writeLinkLists,
   writeSitemap,
+  MAX_LIST_ENTRIES,
 } from "../crawler/index.ts";
 import { USER_AGENT } from "../config/version.ts";
 import { apiErrorBody } from "../http/errors.ts";
@@ -83,6 +85,17 @@ function chromiumOf(config: CrawlCommandConfig): string | null {
   return found;
 }
 
+/** link_report of the flags: --check-external and --check-resources need --link-report FILE. */
+function linkReportOf(config: CrawlCommandConfig): boolean | { external: boolean; resources: boolean } {
+  const checks = { external: config.checkExternal, resources: config.checkResources };
+  if (config.linkReport === null) {
+    if (checks.external || checks.resources)
+      throw new UsageError(`${checks.external ? "--check-external" : "--check-resources"} needs --link-report FILE`);
+    return false;
+  }
+  return checks.external || checks.resources ? checks : true;
+}
+
 /** The crawl options of the flags, checked by the API's own rules; a refusal is a flag error. */
 export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
   const parsed = parseCrawlOptions(
@@ -98,7 +111,7 @@ export function crawlOptionsOf(config: CrawlCommandConfig): CrawlOptions {
       max_concurrency: config.maxConcurrency ?? undefined,
       delay_ms: config.delayMs,
       render: config.render,
-      link_report: config.linkReport !== null,
+      link_report: linkReportOf(config),
       robots: config.robots,
       noindex: config.noindex,
       public_origin: config.publicOrigin ?? undefined,
@@ -222,7 +235,7 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
     stop.abort();
   });
   const progress = io.stderrIsTTY && !config.quiet ? createProgressLine(io.stderr, { columns: io.columns }) : null;
-  const state = new MemoryCrawlState({ linkReport: options.link_report });
+  const state = new MemoryCrawlState({ linkReport: hasLinkReport(options) });
   const limits = { ...defaultCrawlLimits, maxPages: config.maxPages, timeoutMs: config.crawlTimeoutSeconds * 1000 };
   // The user's own rights: every address may be crawled, as with `serve --allow-private-targets`.
   // Politeness within this process: no store to share hosts with other processes.
@@ -308,11 +321,16 @@ export async function runCrawlCommand(rawUrl: string | undefined, config: CrawlC
   if (source !== null && config.linkReport !== null) {
     // The report's data.links is cut to 1,000 entries a list; the file holds them all.
     const limits = { maxRedirects: defaultCrawlLimits.maxRedirects };
-    links = await cutLinkReport(source, limits);
+    links = await cutLinkReport(source, limits, MAX_LIST_ENTRIES, run.checks);
     let text = "";
-    await writeLinkLists(source, limits, (piece) => {
-      text += piece;
-    });
+    await writeLinkLists(
+      source,
+      limits,
+      (piece) => {
+        text += piece;
+      },
+      run.checks,
+    );
     try {
       await io.writeFile(config.linkReport, `${text}\n`);
     } catch (error) {

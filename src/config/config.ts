@@ -329,6 +329,10 @@ export interface CrawlCommandConfig {
   chromium: string | null;
   /** --link-report FILE: crawl with link_report and write its full lists there. */
   linkReport: string | null;
+  /** --check-external: the link report checks links to other origins too (needs --link-report). */
+  checkExternal: boolean;
+  /** --check-resources: the link report checks the images, scripts, stylesheets and media pages load (needs --link-report). */
+  checkResources: boolean;
   robots: string;
   noindex: string;
   publicOrigin: string | null;
@@ -511,6 +515,20 @@ const crawlSpecs = {
     help: "also write the link report to FILE as JSON: every broken link and redirect met in scope, with up to 5 referring pages each, and with --sitemaps-from-robots the site's sitemap errors (the lists whole, not cut to 1,000)",
     fallback: () => null,
     parse: nonEmpty,
+  },
+  checkExternal: {
+    flag: "check-external",
+    env: ["GENAPI_CHECK_EXTERNAL"],
+    help: "with --link-report: also check each distinct link to another origin once (HEAD, GET after 405/501; no credentials, never followed; at most 10,000 a crawl)",
+    fallback: () => false,
+    parse: boolean,
+  },
+  checkResources: {
+    flag: "check-resources",
+    env: ["GENAPI_CHECK_RESOURCES"],
+    help: "with --link-report: also check each distinct image (src, srcset), stylesheet, script, source, video (src, poster) and audio URL of the pages once",
+    fallback: () => false,
+    parse: boolean,
   },
   // Staging and publishing: the API's fields, checked by its rules (commands/crawl.ts).
   robots: {

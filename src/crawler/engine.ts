@@ -4,7 +4,10 @@
 import { readCapped } from "./net/body.ts";
 import { conditionalHeaders, type PageHistory, type PageMemory, siteLastmod } from "./history.ts";
 import { largePages } from "./page-budget.ts";
-import { defaultCrawlOptions, sitemapFeatures, type CrawlOptions } from "./options.ts";
+import { defaultCrawlOptions, hasLinkReport, linkChecksOf, sitemapFeatures, type CrawlOptions } from "./options.ts";
+import { CheckRunner } from "./checks.ts";
+import { CheckLedger, type CheckReport } from "./links/outside.ts";
+import { MAX_LIST_ENTRIES } from "./links/model.ts";
 import { MemoryCrawlState, type CrawlState, type FrontierItem, type LinkVerdict, type PageRecord } from "./state.ts";
 import { headerDirectives, mergeDirectives } from "./html/directives.ts";
 import { CrawlFailedError, NothingListedError, TargetRefusedError } from "./errors.ts";
@@ -95,6 +98,8 @@ export interface CrawlRun {
   politeness: PolitenessReport;
   /** Whether the crawl read its pages through the browser (the `render` option). */
   render: RenderReport;
+  /** With link_report's external or resources checks: what they found (links/outside.ts). */
+  checks?: CheckReport;
 }
 
 export interface RenderReport {
@@ -154,7 +159,7 @@ export async function crawlSite(
   signal?: AbortSignal,
   options?: CrawlOptions,
 ): Promise<CrawlResult> {
-  const state = new MemoryCrawlState({ linkReport: options?.link_report });
+  const state = new MemoryCrawlState({ linkReport: options !== undefined && hasLinkReport(options) });
   const run = await runCrawl(startUrl, state, limits, deps, { signal, crawl: options });
   const listed: SitemapEntry[] = [];
   for await (const entry of state.entries()) listed.push(entry);
@@ -176,7 +181,7 @@ export async function crawlSite(
     ...(await state.report()),
   };
   const links = state.linkSource();
-  if (links) result.links = (await cutLinkReport(links, { maxRedirects: limits.maxRedirects })).report;
+  if (links) result.links = (await cutLinkReport(links, { maxRedirects: limits.maxRedirects }, MAX_LIST_ENTRIES, run.checks)).report;
   return result;
 }
 
@@ -250,6 +255,8 @@ interface PageRead {
   linksDropped: boolean;
   /** With link_report: the links not followed (rel=nofollow, or all of a nofollow page). */
   nofollowLinks: string[];
+  /** With link_report's resources checks: the resources the page loads (html/links.ts). */
+  resources?: string[];
   /** In a site's run: the page as this run read it, for the next run. */
   memory?: PageMemory;
 }
@@ -298,7 +305,9 @@ class Crawl {
   /** link_report: records carry LinkFacts (links/). */
   private readonly linkReport: boolean;
   /** What extractPage gathers beside links. */
-  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean; fingerprint: boolean };
+  private readonly extract: { alternates: boolean; images: boolean; nofollow: boolean; fingerprint: boolean; resources: boolean };
+  /** link_report's checks beyond the crawl's links (external, resources); null when neither is asked for. */
+  private readonly checker: CheckRunner | null = null;
   /** The start page's URL after redirects and the URLs that redirected to it: sitemap seeds' known outcomes. */
   private startChain: readonly string[] = [];
   private startPage = "";
@@ -316,8 +325,15 @@ class Crawl {
     this.started = deps.now();
     this.filter = createUrlFilter(options);
     this.strip = (url) => (url === null ? null : this.filter.strip(url));
-    this.linkReport = options.link_report;
-    this.extract = { alternates: options.alternates, images: options.images, nofollow: options.link_report, fingerprint: history !== null };
+    this.linkReport = hasLinkReport(options);
+    const checks = linkChecksOf(options);
+    this.extract = {
+      alternates: options.alternates,
+      images: options.images,
+      nofollow: this.linkReport,
+      fingerprint: history !== null,
+      resources: checks.resources,
+    };
     this.productToken = deps.userAgent.split("/")[0]!;
     const headers = { "User-Agent": deps.userAgent, Accept: ACCEPT };
     this.connection =
@@ -343,6 +359,17 @@ class Crawl {
       });
     }
     this.request = createRequester(this.connection.fetch, headers, limits.requestTimeoutMs, stop.signal);
+    if (checks.external || checks.resources) {
+      const connection = this.connection;
+      this.checker = new CheckRunner(new CheckLedger(checks, limits.maxCheckedUrls), {
+        inScope: (url) => url.startsWith(this.scopePrefix),
+        crawlFetch: connection.fetch,
+        checksFetch: () => connection.checks(),
+        userAgent: deps.userAgent,
+        requestTimeoutMs: limits.requestTimeoutMs,
+        stop: stop.signal,
+      });
+    }
   }
 
   /** Ends what the crawl holds beyond its run. */
@@ -385,6 +412,8 @@ class Crawl {
       if (this.options.sitemaps_from_robots) await this.queueRobotsSitemaps();
     }
     await this.crawlQueue();
+    // The checks met last may still be under way: the report waits for them (within the crawl's time).
+    const checks = this.checker ? await this.checker.drain() : undefined;
     const stopped = this.stop.signal.aborted ? (this.stop.signal.reason as CrawlStopped).reason : null;
     if (this.urlsListed === 0 && stopped !== "aborted") throw new NothingListedError(await this.nothingListedReason());
     return {
@@ -400,6 +429,7 @@ class Crawl {
         rendered: this.rendering && this.pagesRendered > 0,
         pages_rendered: this.pagesRendered,
       },
+      ...(checks ? { checks } : {}),
     };
   }
 
@@ -610,6 +640,7 @@ class Crawl {
       for (const href of page.invalid) links.push(invalidLink(href, depth + 1));
       truncated ||= page.linksDropped;
       if (this.linkReport) linkFacts = { fates, page: this.pageLinks(url, links, page.nofollowLinks, depth) };
+      if (this.checker) this.meetChecks(url, page);
     }
     if (this.linkReport) linkFacts ??= { fates };
     if (start !== undefined) seen = [...seen, url];
@@ -645,6 +676,19 @@ class Crawl {
       nofollow.push(verdict.url);
     }
     return { from, nofollow };
+  }
+
+  /**
+   * The page's links to other origins (followed and nofollow alike, as referrers are counted) and
+   * the resources it loads, for link_report's checks: each counted, and checked when new.
+   */
+  private meetChecks(from: string, page: PageRead): void {
+    const checker = this.checker!;
+    if (checker.ledger.checks.external) {
+      for (const list of [page.links, page.nofollowLinks])
+        for (const link of list) if (!link.startsWith(this.scopePrefix)) checker.meet("external", link, from);
+    }
+    for (const url of page.resources ?? []) checker.meet("resource", url, from);
   }
 
   /**
@@ -789,6 +833,7 @@ class Crawl {
         : directives.nofollow && !facts.directives.nofollow
           ? [...facts.links, ...facts.nofollowLinks!]
           : facts.nofollowLinks!,
+      ...(facts.resources ? { resources: facts.resources } : {}),
     });
   }
 

@@ -30,6 +30,11 @@ export { originOf } from "./url/url.ts";
 export type { CrawlCounters, CrawlState, FrontierItem, LinkVerdict, PageRecord, RecordResult, ResumePoint } from "./state.ts";
 export {
   defaultCrawlOptions,
+  hasLinkReport,
+  type LinkChecks,
+  linkChecksOf,
+  LINK_REPORT_FIELDS_MESSAGE,
+  LINK_REPORT_MESSAGE,
   MAX_PARAM_NAME_LENGTH,
   MAX_PATTERN_LENGTH,
   MAX_DELAY_MS,
@@ -73,6 +78,7 @@ export { NO_LINK_FACTS } from "./state.ts";
 export {
   addReferrer,
   isReferrerLink,
+  type BrokenKind,
   type BrokenLink,
   type FateRecord,
   type LinkCounts,
@@ -90,6 +96,8 @@ export {
   type SitemapError,
   type SitemapSeed,
 } from "./links/model.ts";
+export { BloomFilter } from "./links/bloom.ts";
+export { type CheckKind, type CheckReport, MAX_CHECKED_URLS, MAX_COUNTED_UNCHECKED } from "./links/outside.ts";
 export { cutLinkReport, fullLinkLists, type LinkSource, type ReportLimits, writeLinkLists } from "./links/report.ts";
 
 export {

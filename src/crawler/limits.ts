@@ -2,6 +2,7 @@
 // time, body size, links per page, redirects, the sitemaps.org bounds of one file).
 import { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./output/sitemap-writer.ts";
 import { MAX_URL_LENGTH } from "./url/url.ts";
+import { MAX_CHECKED_URLS } from "./links/outside.ts";
 
 export { SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from "./output/sitemap-writer.ts";
 export { MAX_URL_LENGTH } from "./url/url.ts";
@@ -26,6 +27,8 @@ export interface CrawlLimits {
   /** sitemaps.org limits of one sitemap file. */
   maxUrls: number;
   maxSitemapBytes: number;
+  /** The link report's checks beyond the crawl's links: distinct URLs checked per kind (external, resource); the rest are counted. */
+  maxCheckedUrls: number;
 }
 
 export const defaultCrawlLimits: CrawlLimits = {
@@ -39,4 +42,5 @@ export const defaultCrawlLimits: CrawlLimits = {
   maxRedirects: 10,
   maxUrls: SITEMAP_MAX_URLS,
   maxSitemapBytes: SITEMAP_MAX_BYTES,
+  maxCheckedUrls: MAX_CHECKED_URLS,
 };

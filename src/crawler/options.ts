@@ -28,8 +28,12 @@ export interface CrawlOptions {
   render: RenderMode;
   /** Credentials for the start URL's origin (auth.ts); absent when none were given. */
   auth?: CrawlAuth;
-  /** The link report: broken links, redirects and the site's sitemap errors (links/). */
-  link_report: boolean;
+  /**
+   * The link report: broken links, redirects and the site's sitemap errors (links/); as an object,
+   * also the links to other origins (`external`) and the resources pages load (`resources`),
+   * checked once each (links/outside.ts). `true` is both false.
+   */
+  link_report: boolean | LinkChecks;
   /** `ignore`: robots.txt rules keep no URL out (its Crawl-delay and Sitemap lines still apply). */
   robots: Directive;
   /** `ignore`: pages are listed despite a noindex (meta or X-Robots-Tag); nofollow still holds. */
@@ -44,6 +48,27 @@ export interface CrawlOptions {
   sitemap_base_url: string | null;
   /** The parts are written and served gzip-compressed, as sitemap-<n>.xml.gz. */
   gzip_files: boolean;
+}
+
+/** What the link report checks beyond the crawl's own links: `link_report`'s object form. */
+export interface LinkChecks {
+  external: boolean;
+  resources: boolean;
+}
+
+export const LINK_REPORT_MESSAGE = 'link_report must be true, false or an object {"external": true|false, "resources": true|false}.';
+export const LINK_REPORT_FIELDS_MESSAGE = "link_report takes only external and resources (true or false each).";
+const LINK_CHECK_FIELDS = ["external", "resources"] as const;
+
+/** The link report's checks beyond the origin: both off without the report or with `true`. */
+export function linkChecksOf(options: Pick<CrawlOptions, "link_report">): LinkChecks {
+  const value = options.link_report;
+  return typeof value === "object" ? value : { external: false, resources: false };
+}
+
+/** Whether a crawl with these options makes a link report at all. */
+export function hasLinkReport(options: Pick<CrawlOptions, "link_report">): boolean {
+  return options.link_report !== false;
 }
 
 /** Whether a rule of the site is obeyed or, on its owner's word, ignored. */
@@ -176,8 +201,9 @@ export function parseCrawlOptions(
     options.auth = parsed.auth;
   }
   if (body.link_report !== undefined) {
-    if (typeof body.link_report !== "boolean") return invalid("link_report must be true or false.");
-    options.link_report = body.link_report;
+    const value = parseLinkReport(body.link_report);
+    if (typeof value === "string") return invalid(value);
+    options.link_report = value;
   }
   for (const field of ["robots", "noindex"] as const) {
     const value = body[field];
@@ -214,6 +240,19 @@ export function parseCrawlOptions(
     options.gzip_files = body.gzip_files;
   }
   return { ok: true, options };
+}
+
+/** `link_report`: a boolean, or the object of its checks (each key optional, false when absent); else the message refusing it. */
+function parseLinkReport(value: unknown): boolean | LinkChecks | string {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return LINK_REPORT_MESSAGE;
+  const checks: LinkChecks = { external: false, resources: false };
+  for (const [key, flag] of Object.entries(value)) {
+    if (!(LINK_CHECK_FIELDS as readonly string[]).includes(key)) return LINK_REPORT_FIELDS_MESSAGE;
+    if (typeof flag !== "boolean") return `link_report.${key} must be true or false.`;
+    checks[key as keyof LinkChecks] = flag;
+  }
+  return checks;
 }
 
 /** An http(s) origin, written `https://host[:port]` with or without a final `/`: its serialised origin, or null. */

@@ -1,6 +1,7 @@
 // One job's crawl: the shared engine (runCrawl) over a store-backed state, with the job's options
 // as its limits and whatever time --job-timeout leaves after earlier attempts.
 import {
+  hasLinkReport,
   type CrawlConnection,
   type CrawlDeps,
   crawlErrorAnswer,
@@ -75,7 +76,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
         ...defaultStoreStateOptions,
         expectedUrls: Math.max(100_000, job.options.max_pages * 2),
         ...deps.stateOptions,
-        linkReport: job.options.link_report === true,
+        linkReport: hasLinkReport(job.options),
       },
       now,
     );
@@ -107,6 +108,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
         progress: state.progress(),
         politeness: { ...run.politeness, ...withCarried(run.politeness, carried) },
         render: run.render,
+        ...(run.checks ? { checks: run.checks } : {}),
       };
     } catch (error) {
       await state.flush().catch(() => {});

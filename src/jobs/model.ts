@@ -3,7 +3,15 @@
 import { t } from "elysia";
 import { type CrawlOptions, type CrawlReport, defaultCrawlOptions, type LinkCounts } from "../crawler/index.ts";
 import { asSchema, jsonInteger, type ResponseHeaders, type Responses } from "../http/openapi.ts";
-import { authModel, crawlOptionFields, LinkCountsModel, linkReportModel, PolitenessModel, RenderModel } from "../sitemap/model.ts";
+import {
+  authModel,
+  crawlOptionFields,
+  LinkCountsModel,
+  linkReportModel,
+  linkReportOption,
+  PolitenessModel,
+  RenderModel,
+} from "../sitemap/model.ts";
 
 export type JobStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
 export const FINISHED: readonly JobStatus[] = ["succeeded", "failed", "cancelled"];
@@ -116,7 +124,10 @@ export const JobOptionsModel = t.Object(
     delay_ms: jsonInteger({ minimum: 0, description: "Least time between two of the crawl's request starts, ms." }),
     render: t.Union([t.Literal("never"), t.Literal("always"), t.Literal("auto")], { description: "JavaScript rendering mode." }),
     auth: t.Optional(authModel(true)),
-    link_report: t.Boolean({ description: "The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json." }),
+    link_report: t.Union([t.Boolean(), t.Object({ external: t.Boolean(), resources: t.Boolean() }, { additionalProperties: false })], {
+      description:
+        "The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json.",
+    }),
     robots: t.Optional(directive("robots.txt rules obeyed, or ignored (with auth).")),
     noindex: t.Optional(directive("noindex obeyed, or ignored (with auth).")),
     public_origin: t.Optional(
@@ -223,13 +234,7 @@ export const JobRequestModel = t.Object(
     public_origin: crawlOptionFields.public_origin,
     documents: crawlOptionFields.documents,
     ...publishingFields,
-    link_report: t.Optional(
-      t.Boolean({
-        default: false,
-        description:
-          "Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.",
-      }),
-    ),
+    link_report: t.Optional(linkReportOption(" A job's counts are in `result.links`, the full lists at GET /api/jobs/{id}/links.json.")),
   },
   { examples: [{ url: "https://example.com/", max_pages: 20000, callback_url: "https://hooks.example.net/genapi" }] },
 );

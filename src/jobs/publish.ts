@@ -3,6 +3,7 @@
 // or 50 MB, parts and a <sitemapindex> whose <loc>s are where the owner will publish them. With
 // link_report, the link report's full lists too, as links.json (the result holds their counts).
 import {
+  type CheckReport,
   crawlReport,
   defaultCrawlLimits,
   type LinkCounts,
@@ -66,19 +67,24 @@ export function storeLinkSource(store: Pick<JobCrawlState, "linkRows" | "linkFat
  * Writes links.json: the full lists, read from job_links a page at a time and gzip-compressed as
  * they are written, so that memory holds a page of rows and the compressed file, never the text.
  */
-async function publishLinks(store: JobCrawlState & JobFiles, id: string): Promise<LinkCounts> {
+async function publishLinks(store: JobCrawlState & JobFiles, id: string, checks: CheckReport | undefined): Promise<LinkCounts> {
   const gzip = new CompressionStream("gzip");
   const writer = gzip.writable.getWriter();
   const compressed = new Response(gzip.readable).bytes();
   const encoder = new TextEncoder();
   let pending = "";
-  const counts = await writeLinkLists(storeLinkSource(store, id), { maxRedirects: defaultCrawlLimits.maxRedirects }, async (text) => {
-    pending += text;
-    if (pending.length >= 64 * 1024) {
-      await writer.write(encoder.encode(pending));
-      pending = "";
-    }
-  });
+  const counts = await writeLinkLists(
+    storeLinkSource(store, id),
+    { maxRedirects: defaultCrawlLimits.maxRedirects },
+    async (text) => {
+      pending += text;
+      if (pending.length >= 64 * 1024) {
+        await writer.write(encoder.encode(pending));
+        pending = "";
+      }
+    },
+    checks,
+  );
   await writer.write(encoder.encode(pending));
   await writer.close();
   await store.putPart(id, LINKS_PART, await compressed);
@@ -92,7 +98,15 @@ async function publishLinks(store: JobCrawlState & JobFiles, id: string): Promis
 export async function publishResult(
   store: JobCrawlState & JobFiles & Pick<JobQueue, "get">,
   job: StoredJob,
-  run: { truncated: boolean; progress: JobProgress; now: Date; politeness: PolitenessReport; render: RenderReport },
+  run: {
+    truncated: boolean;
+    progress: JobProgress;
+    now: Date;
+    politeness: PolitenessReport;
+    render: RenderReport;
+    /** link_report's checks beyond the crawl's links, as this process's crawl found them (links/outside.ts). */
+    checks?: CheckReport;
+  },
   limits?: PartLimits,
 ): Promise<JobResult | null> {
   const facts = (await store.get(job.id))?.crawl ?? job.crawl;
@@ -111,7 +125,7 @@ export async function publishResult(
     },
     limits: limits ?? { urls: options.max_urls_per_file, bytes: SITEMAP_MAX_BYTES },
   });
-  const links = job.options.link_report ? await publishLinks(store, job.id) : undefined;
+  const links = job.options.link_report ? await publishLinks(store, job.id, run.checks) : undefined;
   const report = crawlReport(
     {
       url: facts.url,

@@ -3,7 +3,7 @@
 // back with their progress, so the next process to claim them continues where they were.
 import type { ClaimedJob, JobStore } from "./job-store.ts";
 import { CANCELLED_EMPTY, type JobError, type JobProgress, type JobResult, type JobStatus } from "./model.ts";
-import type { PolitenessReport, RenderReport } from "../crawler/index.ts";
+import type { CheckReport, PolitenessReport, RenderReport } from "../crawler/index.ts";
 
 /** Claims per job before it is given up: a job that killed its process three times would again. */
 export const MAX_ATTEMPTS = 3;
@@ -37,7 +37,7 @@ export interface JobControl {
 
 /** How a crawl ended: what it found (already in the store) or how /api/generate would have failed. */
 export type CrawlEnd =
-  | { ok: true; truncated: boolean; progress: JobProgress; politeness?: PolitenessReport; render?: RenderReport }
+  | { ok: true; truncated: boolean; progress: JobProgress; politeness?: PolitenessReport; render?: RenderReport; checks?: CheckReport }
   | { ok: false; error: JobError; progress: JobProgress };
 
 export interface RunnerDeps {
@@ -58,7 +58,7 @@ export interface RunnerDeps {
     job: ClaimedJob,
     truncated: boolean,
     progress: JobProgress,
-    reports?: { politeness?: PolitenessReport; render?: RenderReport },
+    reports?: { politeness?: PolitenessReport; render?: RenderReport; checks?: CheckReport },
   ) => Promise<JobResult | null>;
   /** What a job that succeeded adds to its result before it is written (a site's run: its change set). */
   succeeded?: (job: ClaimedJob, result: JobResult) => Promise<JobResult>;
@@ -265,7 +265,12 @@ export class JobRunner {
         // checkpoint before it returned); it is the result, truncated, or with nothing listed the 409.
         status = "cancelled";
         if (progress.urls_listed > 0) {
-          result = await this.deps.publish(job, true, progress, end.ok ? { politeness: end.politeness, render: end.render } : undefined);
+          result = await this.deps.publish(
+            job,
+            true,
+            progress,
+            end.ok ? { politeness: end.politeness, render: end.render, checks: end.checks } : undefined,
+          );
         }
         if (result === null || result.url_count === 0) {
           result = null;
@@ -283,7 +288,7 @@ export class JobRunner {
           job,
           end.truncated,
           progress,
-          end.ok ? { politeness: end.politeness, render: end.render } : undefined,
+          end.ok ? { politeness: end.politeness, render: end.render, checks: end.checks } : undefined,
         );
         status = "succeeded";
         if (result === null) {

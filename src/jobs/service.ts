@@ -103,6 +103,7 @@ export function createJobService(config: JobConfig, deps: JobServiceDeps) {
           reports?.politeness ??
           quietPoliteness(job.options.max_concurrency ?? config.hostConcurrency, Math.max(job.options.delay_ms ?? 0, config.hostDelayMs)),
         render: reports?.render ?? { mode: job.options.render ?? "never", rendered: false, pages_rendered: 0 },
+        ...(reports?.checks ? { checks: reports.checks } : {}),
       }),
     notify: createNotifier({
       store,

@@ -17,7 +17,7 @@ import {
 } from "../crawler/index.ts";
 import type { CrawlFacts, FrontierUrl, JobCrawlState, JobQueue, StoredEntry } from "./job-store.ts";
 import type { JobProgress } from "./model.ts";
-import { BloomFilter } from "./bloom.ts";
+import { BloomFilter } from "../crawler/index.ts";
 import { storedEntries } from "./publish.ts";
 import { StoreLinkLedger } from "./store-link-ledger.ts";
 

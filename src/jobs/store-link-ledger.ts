@@ -11,7 +11,7 @@
 // only then by the store (requested, and holding no row: fine). An answer that cannot be had in
 // memory errs towards counting: a needless row is never reported (it has no fate), a missed
 // referrer would be.
-import { BloomFilter } from "./bloom.ts";
+import { BloomFilter } from "../crawler/index.ts";
 import type { JobCrawlState, LinkCheckpoint } from "./job-store.ts";
 import { addReferrer, isReferrerLink, type LinkFacts, type LinkVerdict, LISTED } from "../crawler/index.ts";
 

@@ -203,15 +203,41 @@ export const crawlOptionFields = {
       examples: [true],
     }),
   ),
-  link_report: t.Optional(
-    t.Boolean({
-      default: false,
-      description:
-        "Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap).",
-      examples: [true],
-    }),
-  ),
+  link_report: t.Optional(linkReportOption()),
 };
+
+/** `link_report`: a boolean, or the object of its checks beyond the origin. */
+export function linkReportOption(extra = "") {
+  return t.Union(
+    [
+      t.Boolean(),
+      t.Object(
+        {
+          external: t.Optional(
+            t.Boolean({
+              default: false,
+              description:
+                "Also check each distinct link to another origin once (HEAD, GET after 405/501; public addresses only, without credentials, never followed, never listed); at most 10,000 a crawl, the rest counted in `external_unchecked`.",
+            }),
+          ),
+          resources: t.Optional(
+            t.Boolean({
+              default: false,
+              description:
+                'Also check each distinct `<img src>`/`srcset`, `<link rel="stylesheet">`, `<script src>`, `<source src>`, `<video src|poster>` and `<audio src>` URL once (in scope with the crawl\'s credentials); at most 10,000 a crawl, the rest counted in `resources_unchecked`.',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ],
+    {
+      default: false,
+      description: `Also report what to fix next: \`data.links\` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with \`sitemaps_from_robots\`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap). As an object, broken links to other origins (\`external\`) and broken resources (\`resources\`) too, each broken entry with its \`kind\`; \`true\` is both false.${extra}`,
+      examples: [true, { external: true, resources: true }],
+    },
+  );
+}
 
 /** `data.render`: whether pages were read through the browser. */
 export const RenderModel = t.Object(
@@ -314,14 +340,22 @@ const referrerFields = {
 /** One entry of `links.broken`. */
 export const BrokenLinkModel = t.Object(
   {
-    url: uri("An in-scope URL that pages link to."),
+    url: uri("A URL that pages link to (in scope for `page`) or load (`resource`)."),
+    kind: t.Union([t.Literal("page"), t.Literal("external"), t.Literal("resource")], {
+      description:
+        "`page`: an in-scope link; `external`: a link to another origin; `resource`: an image, stylesheet, script or media URL a page loads.",
+    }),
     status: t.Union([jsonInteger({ minimum: 100, maximum: 599 }), t.Null()], {
       description: "The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop).",
     }),
     error: t.String({ description: "`HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ..." }),
     ...referrerFields,
   },
-  { additionalProperties: false, description: "An in-scope link whose final answer was a 4xx/5xx or a failure." },
+  {
+    additionalProperties: false,
+    description:
+      "A link (or resource) whose final answer was a 4xx/5xx or a failure; external links and resources are checked once each and never followed (a redirect is not broken). Referrers of a resource are the pages that load it.",
+  },
 );
 
 /** One entry of `links.redirects`. */
@@ -352,6 +386,15 @@ export const SitemapErrorModel = t.Object(
   },
 );
 
+const uncheckedFields = {
+  external_unchecked: t.Optional(
+    jsonInteger({ minimum: 0, description: "With `external`: distinct links to other origins met past the 10,000 checked." }),
+  ),
+  resources_unchecked: t.Optional(
+    jsonInteger({ minimum: 0, description: "With `resources`: distinct resource URLs met past the 10,000 checked." }),
+  ),
+};
+
 /** The link report's lists: `data.links` (at most `maxItems` each) or a job's links.json (uncut). */
 export const linkReportModel = (maxItems?: number) => {
   const list = (schema: Parameters<typeof t.Array>[0], description: string) =>
@@ -367,6 +410,7 @@ export const linkReportModel = (maxItems?: number) => {
             ? "Always false: the lists are whole."
             : `True when a list was cut to ${maxItems.toLocaleString("en-US")} entries.`,
       }),
+      ...uncheckedFields,
     },
     { additionalProperties: false },
   );
@@ -378,6 +422,7 @@ export const LinkCountsModel = t.Object(
     broken_count: jsonInteger({ minimum: 0 }),
     redirect_count: jsonInteger({ minimum: 0 }),
     sitemap_error_count: jsonInteger({ minimum: 0 }),
+    ...uncheckedFields,
   },
   { additionalProperties: false, description: "With `link_report`: the lists' lengths; the lists are at GET /api/jobs/{id}/links.json." },
 );

@@ -13,6 +13,8 @@ import type { Alternate } from "../output/xml.ts";
 
 /** Images listed per page at most (Google's limit of <image:image> per <url>). */
 export const MAX_IMAGES_PER_PAGE = 1_000;
+/** Resource URLs read per page at most (the link report's resource checks): a bound on what one hostile page adds. */
+export const MAX_RESOURCES_PER_PAGE = 1_000;
 /** hreflang alternates listed per page at most: a bound on what one hostile page adds to the sitemap. */
 export const MAX_ALTERNATES_PER_PAGE = 1_000;
 /** What the sitemap may hold of a URL (sitemaps.org's <loc> limit, used for the extensions too). */
@@ -28,6 +30,8 @@ export interface ExtractExtras {
   nofollow?: boolean;
   /** The page's fingerprint (fingerprint.ts): its title and main text, hashed. */
   fingerprint?: boolean;
+  /** The resources it loads (`resources`): the link report's resource checks. */
+  resources?: boolean;
 }
 
 export interface PageFacts {
@@ -55,6 +59,12 @@ export interface PageFacts {
   ownDates: OwnDates;
   /** fingerprintOf the page's title and main text; only when asked for. */
   fingerprint?: string;
+  /**
+   * `<img src>` and `srcset` URLs, `<link rel="stylesheet" href>`, `<script src>`, `<source src>`
+   * and `srcset`, `<video src>` and `poster`, `<audio src>`: absolute http(s), normalised, unique,
+   * at most MAX_RESOURCES_PER_PAGE; only when asked for.
+   */
+  resources?: string[];
 }
 
 /** What the tags say, before any URL is resolved: the base may come after the links it applies to. */
@@ -73,6 +83,8 @@ export interface Tags {
   ownDates: OwnDates;
   /** The title and main text, when the fingerprint is asked for. */
   text?: PageText;
+  /** Distinct resource URLs as written, when resources are gathered. */
+  resourceSrcs?: Set<string>;
 }
 
 export function extractPage(html: string, pageUrl: string, productToken: string, maxLinks: number, extras: ExtractExtras = {}): PageFacts {
@@ -113,6 +125,7 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
   if (tags.text) facts.fingerprint = fingerprintOf(tags.text);
   if (tags.alternates) facts.alternates = resolveAlternates(tags.alternates, base);
   if (tags.imageSrcs) facts.images = resolveImages(tags.imageSrcs, base);
+  if (tags.resourceSrcs) facts.resources = resolveResources(tags.resourceSrcs, base);
   if (tags.nofollowHrefs) {
     // A nofollow page follows none of its links: they all are the report's nofollow referrers.
     const hrefs = tags.directives.nofollow ? [...tags.hrefs, ...tags.nofollowHrefs] : tags.nofollowHrefs;
@@ -148,6 +161,52 @@ function resolveAlternates(written: { hreflang: string; href: string }[], base: 
     out.push({ hreflang: lang, href: url });
   }
   return out;
+}
+
+/** Absolute http(s) resource URLs (data: and other schemes dropped), normalised, unique, in document order. */
+function resolveResources(srcs: Set<string>, base: string): string[] {
+  const out = new Set<string>();
+  for (const src of srcs) {
+    if (out.size === MAX_RESOURCES_PER_PAGE) break;
+    const trimmed = src.trim();
+    // An empty src is no resource (it would resolve to the page itself).
+    const url = trimmed === "" ? null : normaliseUrl(trimmed, base);
+    if (url !== null && url.length <= MAX_EXTENSION_URL_LENGTH) out.add(url);
+  }
+  return [...out];
+}
+
+/**
+ * The URLs of a `srcset` (HTML 4.8.4.3.10, its candidate parsing in short): each candidate is a URL
+ * up to the next whitespace (its trailing commas not part of it), then descriptors up to a comma
+ * outside parentheses.
+ */
+export function srcsetUrls(srcset: string): string[] {
+  const urls: string[] = [];
+  const n = srcset.length;
+  let i = 0;
+  while (i < n) {
+    while (i < n && (SPACE.test(srcset[i]!) || srcset[i] === ",")) i++;
+    if (i >= n) break;
+    const start = i;
+    while (i < n && !SPACE.test(srcset[i]!)) i++;
+    let url = srcset.slice(start, i);
+    let ended = false;
+    if (url.endsWith(",")) {
+      url = url.replace(/,+$/, "");
+      ended = true;
+    }
+    if (url !== "") urls.push(url);
+    if (ended) continue;
+    let depth = 0;
+    for (; i < n; i++) {
+      const c = srcset[i];
+      if (c === "(") depth++;
+      else if (c === ")") depth = Math.max(0, depth - 1);
+      else if (c === "," && depth === 0) break;
+    }
+  }
+  return urls;
 }
 
 /** Absolute http(s) image URLs (data: and other schemes dropped), unique, in document order. */
@@ -192,6 +251,15 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
   const alternates: Tags["alternates"] = extras.alternates ? [] : undefined;
   const imageSrcs: Tags["imageSrcs"] = extras.images ? new Set() : undefined;
   const nofollowHrefs: Tags["nofollowHrefs"] = extras.nofollow ? [] : undefined;
+  const resourceSrcs: Tags["resourceSrcs"] = extras.resources ? new Set() : undefined;
+  // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
+  const resource = (src: string | undefined) => {
+    if (resourceSrcs && src !== undefined && resourceSrcs.size < 4 * MAX_RESOURCES_PER_PAGE) resourceSrcs.add(src);
+  };
+  const resourceSet = (srcset: string | undefined) => {
+    if (resourceSrcs && srcset !== undefined) for (const url of srcsetUrls(srcset)) resource(url);
+  };
+  if (resourceSrcs) tags.resourceSrcs = resourceSrcs;
   if (alternates) tags.alternates = alternates;
   if (imageSrcs) tags.imageSrcs = imageSrcs;
   if (nofollowHrefs) tags.nofollowHrefs = nofollowHrefs;
@@ -222,6 +290,7 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
             // A bound on what is kept before resolution; duplicates and invalid ones are dropped later.
             if (hreflang !== undefined && alternates.length < 4 * MAX_ALTERNATES_PER_PAGE) alternates.push({ hreflang, href });
           }
+          if (resourceSrcs && hasRelToken(relValue, "stylesheet")) resource(href);
           return;
         }
         case "meta": {
@@ -240,10 +309,28 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
           const src = attribute("src");
           // A bound on what is kept before resolution: srcs that resolve alike or to nothing are dropped later.
           if (imageSrcs && src !== undefined && imageSrcs.size < 4 * MAX_IMAGES_PER_PAGE) imageSrcs.add(src);
+          if (resourceSrcs) {
+            resource(src);
+            resourceSet(attribute("srcset"));
+          }
+          return;
         }
+        // Reported only to a scan asked for resources (tag-scanner.ts).
+        case "source":
+          resourceSet(attribute("srcset"));
+          resource(attribute("src"));
+          return;
+        case "video":
+          resource(attribute("src"));
+          resource(attribute("poster"));
+          return;
+        case "script":
+        case "audio":
+          resource(attribute("src"));
       }
     },
     extras.fingerprint === true,
+    extras.resources === true,
   );
   const dateModified = jsonLdDateModified(findings.jsonLd);
   if (dateModified !== undefined) ownDates.dateModified = dateModified;

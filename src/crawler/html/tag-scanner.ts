@@ -1,6 +1,7 @@
-// The start tags of an HTML page that a crawler reads (a, area, base, link, meta, img) with their
-// attributes, found by the HTML Living Standard's tokenizer rules (13.2.5) as far as they decide
-// which tags and attribute values exist: comments, bogus comments, raw text and RCDATA elements
+// The start tags of an HTML page that a crawler reads (a, area, base, link, meta, img; and script,
+// source, video and audio when the link report checks resources) with their attributes, found by
+// the HTML Living Standard's tokenizer rules (13.2.5) as far as they decide which tags and
+// attribute values exist: comments, bogus comments, raw text and RCDATA elements
 // (script with its escape states, style, textarea, title, ...), plaintext, CDATA in svg and math,
 // quoted and unquoted values, duplicate attributes (the first wins), a tag cut off by the end of
 // the page (not a tag).
@@ -32,10 +33,14 @@
 // element (a `</div>` around an unclosed `<nav>`) closes nothing, where the tree builder would close
 // the nav too. The text mode costs nothing when off: one test per token.
 
-/** The start tags reported to readStartTags' callback. */
-export type ReportedTag = "a" | "area" | "base" | "link" | "meta" | "img";
+/**
+ * The start tags reported to readStartTags' callback: script, source, video and audio only to a
+ * scan asked for `resources` (the link report's resource checks), so that other scans report, and
+ * record, nothing more than before.
+ */
+export type ReportedTag = "a" | "area" | "base" | "link" | "meta" | "img" | "script" | "source" | "video" | "audio";
 /** The attributes a reported tag's `get` answers for. */
-export type ReportedAttribute = "href" | "rel" | "hreflang" | "name" | "content" | "src" | "property";
+export type ReportedAttribute = "href" | "rel" | "hreflang" | "name" | "content" | "src" | "property" | "srcset" | "poster";
 
 /** A reported start tag's attributes, valid only during the callback. */
 export interface TagAttributes {
@@ -131,6 +136,8 @@ const MATH_POINT = 1024;
 const ANNOTATION = 2048;
 /** The elements that decide the page's text regions (main, article, nav, ...): TRACK_CODE gives which. */
 const TRACKED = 4096;
+/** Tags that load a resource (script src, media sources and posters): reported to a scan asked for resources. */
+const RESOURCE = 8192;
 
 const TAG_FLAGS = new Map<string, number>();
 function flag(names: string, bits: number): void {
@@ -153,6 +160,7 @@ flag("desc title foreignobject", SVG_POINT);
 flag("mi mo mn ms mtext", MATH_POINT);
 flag("annotation-xml", ANNOTATION);
 flag("main article nav header footer aside noscript template", TRACKED);
+flag("script source video audio", RESOURCE);
 
 // The tracked elements' codes (1-8) and what each means for the text regions.
 const MAIN = 1,
@@ -208,7 +216,22 @@ function slotOf(html: string, start: number, end: number, hash: number): number 
 }
 
 // The attributes recorded for a tag, by index: those reported, then those the namespace rules read.
-const ATTRIBUTES = ["href", "rel", "hreflang", "name", "content", "src", "property", "color", "face", "size", "encoding", "type"] as const;
+const ATTRIBUTES = [
+  "href",
+  "rel",
+  "hreflang",
+  "name",
+  "content",
+  "src",
+  "property",
+  "color",
+  "face",
+  "size",
+  "encoding",
+  "type",
+  "srcset",
+  "poster",
+] as const;
 const HREF = 0,
   REL = 1,
   HREFLANG = 2,
@@ -220,7 +243,9 @@ const HREF = 0,
   FACE = 8,
   SIZE = 9,
   ENCODING = 10,
-  TYPE = 11;
+  TYPE = 11,
+  SRCSET = 12,
+  POSTER = 13;
 const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = {
   href: HREF,
   rel: REL,
@@ -229,6 +254,8 @@ const ATTRIBUTE_INDEX: Record<ReportedAttribute, number> = {
   content: CONTENT,
   src: SRC,
   property: PROPERTY,
+  srcset: SRCSET,
+  poster: POSTER,
 };
 
 /** Whether html[start, start + word.length) is `word` (lower case) with its ASCII letters in any case. */
@@ -255,6 +282,9 @@ function attributeIndex(html: string, start: number, end: number): number {
       return isWordAt(html, start, "type") ? TYPE : -1;
     case 5:
       return isWordAt(html, start, "color") ? COLOR : -1;
+    case 6:
+      if (isWordAt(html, start, "srcset")) return SRCSET;
+      return isWordAt(html, start, "poster") ? POSTER : -1;
     case 7:
       return isWordAt(html, start, "content") ? CONTENT : -1;
     case 8:
@@ -303,6 +333,9 @@ class Scanner implements TagAttributes {
   readonly jsonLd: number[] = [];
   /** Whether this scan records the text (PageText). */
   text = false;
+  /** The tags whose attributes are recorded, and those reported: RESOURCE's too for a scan asked for resources. */
+  recordMask = REPORTED | SCRIPT;
+  reportMask = REPORTED;
   /** Text nodes as [start, end) pairs, and the regions (IN_MAIN, IN_ARTICLE, IN_BODY) of each. */
   textBounds = new Int32Array(512);
   textRegions = new Uint8Array(256);
@@ -338,8 +371,10 @@ class Scanner implements TagAttributes {
     return this.depth === 0 ? HTML_NS : this.stack[this.depth - 1]!;
   }
 
-  scan(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void, text: boolean): void {
+  scan(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void, text: boolean, resources = false): void {
     this.html = html;
+    this.recordMask = resources ? REPORTED | SCRIPT | RESOURCE : REPORTED | SCRIPT;
+    this.reportMask = resources ? REPORTED | RESOURCE : REPORTED;
     this.depth = 0;
     this.lookAhead = 0;
     this.jsonLd.length = 0;
@@ -364,7 +399,7 @@ class Scanner implements TagAttributes {
         const slot = slotOf(html, lt + 1, p, hash);
         const flags = slot < 0 ? 0 : slotFlags[slot]!;
         const foreign = this.depth > 0 && this.ns !== HTML_NS;
-        const record = (flags & (REPORTED | SCRIPT)) !== 0 || (foreign && (flags & (FONT | ANNOTATION)) !== 0);
+        const record = (flags & this.recordMask) !== 0 || (foreign && (flags & (FONT | ANNOTATION)) !== 0);
         if (record) {
           this.bounds.fill(-1);
           if (this.all) this.all = new Map();
@@ -376,7 +411,7 @@ class Scanner implements TagAttributes {
         }
         if (flags !== 0) {
           const name = slotNames[slot]!;
-          if (flags & REPORTED) report(name as ReportedTag, this);
+          if (flags & this.reportMask) report(name as ReportedTag, this);
           if (flags & (SVG | MATH)) {
             if (!this.selfClosing) this.push(flags & SVG ? SVG_NS : MATH_NS);
           } else if (foreign) {
@@ -785,10 +820,16 @@ function release(): void {
  * order, with its attributes (valid during the call only), and returns what else the page holds:
  * its JSON-LD, and with `text` its title and main text. Not reentrant: `report` must not scan.
  */
-export function readStartTags(html: string, report: (name: ReportedTag, attributes: TagAttributes) => void, text = false): ScanFindings {
+export function readStartTags(
+  html: string,
+  report: (name: ReportedTag, attributes: TagAttributes) => void,
+  text = false,
+  /** Also report script, source, video and audio, and record srcset and poster (the link report's resource checks). */
+  resources = false,
+): ScanFindings {
   scanner.all = null;
   try {
-    scanner.scan(html, report, text);
+    scanner.scan(html, report, text, resources);
     return scanner.findings();
   } finally {
     release();

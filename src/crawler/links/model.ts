@@ -104,8 +104,12 @@ export interface SeenUrls {
   delete(url: string): boolean;
 }
 
+/** What a broken entry is: an in-scope link (a page), a link to another origin, or a resource a page loads. */
+export type BrokenKind = "page" | "external" | "resource";
+
 export interface BrokenLink {
   url: string;
+  kind: BrokenKind;
   /** The final HTTP status, or null when there was none (network failure, loop, ...). */
   status: number | null;
   error: string;
@@ -137,13 +141,19 @@ export interface LinkLists {
   sitemap_errors: SitemapError[];
 }
 
+/** Distinct URLs past the checks' cap (links/outside.ts), each present when its kind was checked. */
+export interface UncheckedCounts {
+  external_unchecked?: number;
+  resources_unchecked?: number;
+}
+
 /** `data.links`: each list cut to MAX_LIST_ENTRIES, `truncated` when one was. */
-export interface LinkReport extends LinkLists {
+export interface LinkReport extends LinkLists, UncheckedCounts {
   truncated: boolean;
 }
 
 /** A job's `result.links`: the lists are at GET /api/jobs/<id>/links.json. */
-export interface LinkCounts {
+export interface LinkCounts extends UncheckedCounts {
   broken_count: number;
   redirect_count: number;
   sitemap_error_count: number;

@@ -18,6 +18,7 @@ import {
   type RedirectLink,
   type SitemapError,
 } from "./model.ts";
+import type { CheckReport } from "./outside.ts";
 
 type BadFate = NonNullable<LinkRow["fate"]>;
 
@@ -90,10 +91,11 @@ async function resolvePage(rows: LinkRow[], source: LinkSource, limits: ReportLi
   const byUrl = new Map(walks.map((w) => [w.row.url, w]));
   return rows.map((row): LinkEntries => {
     const referrers = { referrers: row.referrers, referrer_count: row.referrerCount };
-    if (row.fate?.kind === "broken") return { broken: { url: row.url, status: row.fate.status, error: row.fate.error, ...referrers } };
+    if (row.fate?.kind === "broken")
+      return { broken: { url: row.url, kind: "page", status: row.fate.status, error: row.fate.error, ...referrers } };
     const walk = byUrl.get(row.url)!;
     const entries: LinkEntries = { redirect: { url: row.url, status: walk.status, target: walk.at, hops: walk.hops, ...referrers } };
-    if (walk.end?.broken) entries.broken = { url: row.url, ...walk.end.broken, ...referrers };
+    if (walk.end?.broken) entries.broken = { url: row.url, kind: "page", ...walk.end.broken, ...referrers };
     return entries;
   });
 }
@@ -136,6 +138,29 @@ export async function* sitemapErrors(source: LinkSource): AsyncGenerator<Sitemap
 
 export const emptyLinkCounts = (): LinkCounts => ({ broken_count: 0, redirect_count: 0, sitemap_error_count: 0 });
 
+/** The checks' unchecked counts, for the kinds that were checked. */
+function uncheckedOf(checks: CheckReport | undefined) {
+  if (checks === undefined) return {};
+  const { broken: _broken, ...counts } = checks;
+  return counts;
+}
+
+/**
+ * The broken entries of the crawl's links (sorted, from the rows) and of its checks beyond them
+ * (sorted, in memory: at most the checks' cap), merged by url; a page entry before a check's of the
+ * same URL.
+ */
+async function* allBroken(source: LinkSource, limits: ReportLimits, checks: CheckReport | undefined): AsyncGenerator<LinkEntries> {
+  const extra = checks?.broken ?? [];
+  let next = 0;
+  for await (const entries of linkEntries(source, limits)) {
+    const url = (entries.broken ?? entries.redirect)!.url;
+    while (next < extra.length && extra[next]!.url < url) yield { broken: extra[next++] };
+    yield entries;
+  }
+  while (next < extra.length) yield { broken: extra[next++] };
+}
+
 /**
  * `data.links`: the lists cut to `maxEntries` each (MAX_LIST_ENTRIES), with what was counted. A
  * crawl held in memory has few bad rows; the cut bounds the answer, not the work.
@@ -144,10 +169,11 @@ export async function cutLinkReport(
   source: LinkSource,
   limits: ReportLimits,
   maxEntries = MAX_LIST_ENTRIES,
+  checks?: CheckReport,
 ): Promise<{ report: LinkReport; counts: LinkCounts }> {
   const report: LinkReport = { broken: [], redirects: [], sitemap_errors: [], truncated: false };
-  const counts = emptyLinkCounts();
-  for await (const { broken, redirect } of linkEntries(source, limits)) {
+  const counts: LinkCounts = { ...emptyLinkCounts(), ...uncheckedOf(checks) };
+  for await (const { broken, redirect } of allBroken(source, limits, checks)) {
     if (broken && counts.broken_count++ < maxEntries) report.broken.push(broken);
     if (redirect && counts.redirect_count++ < maxEntries) report.redirects.push(redirect);
   }
@@ -155,20 +181,23 @@ export async function cutLinkReport(
     if (counts.sitemap_error_count++ < maxEntries) report.sitemap_errors.push(error);
   }
   report.truncated = Math.max(counts.broken_count, counts.redirect_count, counts.sitemap_error_count) > maxEntries;
-  return { report, counts };
+  return { report: { ...report, ...uncheckedOf(checks) }, counts };
 }
 
 /**
  * The full lists as JSON text, `{"broken": [...], "redirects": [...], "sitemap_errors": [...],
- * "truncated": false}`, handed to `write` a piece at a time (links.json, `--link-report FILE`): a
- * job's lists never sit in memory whole. Reads the linked rows twice, once per list.
+ * "truncated": false}` (with the checks' unchecked counts after them), handed to `write` a piece at
+ * a time (links.json, `--link-report FILE`): a job's lists never sit in memory whole. Reads the
+ * linked rows twice, once per list.
  */
 export async function writeLinkLists(
   source: LinkSource,
   limits: ReportLimits,
   write: (text: string) => void | Promise<void>,
+  checks?: CheckReport,
 ): Promise<LinkCounts> {
-  const counts = emptyLinkCounts();
+  const unchecked = uncheckedOf(checks);
+  const counts: LinkCounts = { ...emptyLinkCounts(), ...unchecked };
   const list = async <T>(name: keyof LinkLists, items: AsyncIterable<T>, count: () => void, first: boolean) => {
     await write(`${first ? "{" : ","}${JSON.stringify(name)}:[`);
     let n = 0;
@@ -179,20 +208,27 @@ export async function writeLinkLists(
     await write("]");
   };
   const only = async function* <K extends keyof LinkEntries>(key: K) {
-    for await (const entries of linkEntries(source, limits)) if (entries[key]) yield entries[key]!;
+    for await (const entries of allBroken(source, limits, key === "broken" ? checks : undefined)) if (entries[key]) yield entries[key]!;
   };
   await list("broken", only("broken"), () => counts.broken_count++, true);
   await list("redirects", only("redirect"), () => counts.redirect_count++, false);
   await list("sitemap_errors", sitemapErrors(source), () => counts.sitemap_error_count++, false);
-  await write(`,"truncated":false}`);
+  await write(`,"truncated":false`);
+  for (const [name, count] of Object.entries(unchecked)) await write(`,${JSON.stringify(name)}:${count}`);
+  await write("}");
   return counts;
 }
 
 /** The whole uncut report in memory: for tests and small crawls. */
-export async function fullLinkLists(source: LinkSource, limits: ReportLimits): Promise<LinkReport> {
+export async function fullLinkLists(source: LinkSource, limits: ReportLimits, checks?: CheckReport): Promise<LinkReport> {
   let text = "";
-  await writeLinkLists(source, limits, (piece) => {
-    text += piece;
-  });
+  await writeLinkLists(
+    source,
+    limits,
+    (piece) => {
+      text += piece;
+    },
+    checks,
+  );
   return JSON.parse(text) as LinkReport;
 }

@@ -43,6 +43,13 @@ export interface CrawlConnection {
    * public addresses, whatever the server allows for crawl targets.
    */
   subFetch(url: URL, init: { headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal }): Promise<Response>;
+  /**
+   * The link report's checks of URLs beyond the crawl's pages (links/outside.ts): the same address
+   * guard, client and credentials layer (so the start origin alone gets credentials), each host's
+   * own politeness, but a face of its own: the checks' requests neither take the crawl's slots nor
+   * wait on its delay_ms, and a host paused by a 429 holds up only the checks (made on first use).
+   */
+  checks(): { fetch: HopFetcher; maxConcurrency: number };
 }
 
 /** One crawl's settings: its own politeness, and its credentials (sent to their origin only, credentials.ts). */
@@ -72,6 +79,7 @@ export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
       const send = crawl.wrap(settings.credentials ? withCredentials(client.send, settings.credentials) : client.send);
       const fetch = createGuardedFetch(options.policy, resolve, send);
       let thirdParty: HopFetcher | undefined;
+      let checks: { fetch: HopFetcher; maxConcurrency: number } | undefined;
       return {
         fetch,
         maxConcurrency: crawl.maxConcurrency,
@@ -81,6 +89,14 @@ export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
           if (sameOrigin) return fetch(url, { headers, signal });
           thirdParty ??= createGuardedFetch(PUBLIC_ONLY, resolve, send);
           return thirdParty(url, { headers, signal });
+        },
+        checks() {
+          if (checks === undefined) {
+            const face = politeness.open({ requestTimeoutMs: settings.requestTimeoutMs });
+            const checkSend = face.wrap(settings.credentials ? withCredentials(client.send, settings.credentials) : client.send);
+            checks = { fetch: createGuardedFetch(options.policy, resolve, checkSend), maxConcurrency: face.maxConcurrency };
+          }
+          return checks;
         },
       };
     },
@@ -98,5 +114,6 @@ export function plainConnection(fetch: HopFetcher, maxConcurrency: number): Craw
     crawlDelay: () => {},
     politeness: () => quietPoliteness(maxConcurrency),
     subFetch: (url, { headers, signal }) => fetch(url, { headers, signal }),
+    checks: () => ({ fetch, maxConcurrency }),
   };
 }

@@ -40,7 +40,7 @@ export function createGuardedFetch(
   let lastHeaders: Record<string, string> | undefined;
   let lastHost = "";
   let sent: Record<string, string> = {};
-  return async (url, { signal, headers, target, queue }) => {
+  return async (url, { signal, headers, target, queue, method }) => {
     signal.throwIfAborted();
     // The port decides too, and a default port is not in `host`: the scheme stands for it.
     const key = isIpLiteral(url.hostname) ? `${url.protocol}//${url.host}` : undefined;
@@ -59,6 +59,7 @@ export function createGuardedFetch(
     // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
     // robots.txt judged that URL.
     return send(`${url.protocol}//${authority}${target ?? requestTarget(url)}`, {
+      ...(method === undefined ? {} : { method }),
       signal,
       headers: sent,
       redirect: "manual",

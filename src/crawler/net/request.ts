@@ -20,7 +20,14 @@ export interface RequestQueue {
  */
 export type HopFetcher = (
   url: URL,
-  init: { signal: AbortSignal; headers: Record<string, string>; target?: string; queue?: RequestQueue },
+  init: {
+    signal: AbortSignal;
+    headers: Record<string, string>;
+    target?: string;
+    queue?: RequestQueue;
+    /** GET unless HEAD (the link report's checks of URLs it does not read). */
+    method?: "HEAD";
+  },
 ) => Promise<Response>;
 
 /**

@@ -1,6 +1,6 @@
 // The seen filter of job crawls: never a false "not seen", and about 1% false "maybe".
 import { expect, test } from "bun:test";
-import { BloomFilter } from "../../src/jobs/bloom.ts";
+import { BloomFilter } from "../../../src/crawler/links/bloom.ts";
 
 test("no false negatives; false positives near 1% at capacity", () => {
   const filter = new BloomFilter(20_000);
