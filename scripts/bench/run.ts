@@ -6,7 +6,7 @@
 //                            [--sizes PAGES,PAGES] [--job-pages PAGES] [--job-pg URL]
 //                            [--render-pages PAGES] [--binary PATH] [--keep] [--carry FILE]
 // --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
-// crawl-cli, jobs, politeness, render); --binary measures another genapi executable (e.g. a scratch build of a
+// crawl-cli, jobs, sites, politeness, link-report, render); --binary measures another genapi executable (e.g. a scratch build of a
 // proposed change); --keep leaves the work directory; --carry takes the sections this run leaves
 // out from an earlier run's --json file, marked in the report as carried over. --job-pages sizes the
 // jobs section's big site (1,000,000 by default) and --job-pg names an empty PostgreSQL database for

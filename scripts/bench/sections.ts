@@ -6,6 +6,7 @@ import type { Context } from "./harness/context.ts";
 import { crawlBench } from "./sections/crawl.ts";
 import { crawlCliBench } from "./sections/crawl-cli.ts";
 import { jobsBench } from "./sections/jobs.ts";
+import { linkReportBench } from "./sections/link-report.ts";
 import { sitesBench } from "./sections/sites.ts";
 import { passwordBench } from "./sections/password.ts";
 import { politenessBench } from "./sections/politeness.ts";
@@ -24,6 +25,7 @@ export const SECTIONS = {
   jobs: jobsBench,
   sites: sitesBench,
   politeness: politenessBench,
+  "link-report": linkReportBench,
   render: renderBench,
 } satisfies Record<SectionResult["id"], (ctx: Context) => Promise<SectionResult>>;
 

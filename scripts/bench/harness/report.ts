@@ -12,6 +12,7 @@ const ORDER: SectionResult["id"][] = [
   "jobs",
   "sites",
   "politeness",
+  "link-report",
   "render",
 ];
 

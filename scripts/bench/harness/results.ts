@@ -65,7 +65,7 @@ export interface Series {
 }
 
 export interface SectionResult {
-  id: "password" | "crawl" | "crawl-cli" | "startup" | "quota" | "admission" | "jobs" | "sites" | "politeness" | "render";
+  id: "password" | "crawl" | "crawl-cli" | "startup" | "quota" | "admission" | "jobs" | "sites" | "politeness" | "link-report" | "render";
   title: string;
   tables: Table[];
   checks: Check[];
