@@ -103,6 +103,19 @@ describe("bench harness, smoke mode", () => {
     const second = sites.tables[0]!.rows.find((r) => r.label === "site run 2 (unchanged)")!;
     expect(second.cells["304 answers"]).toMatchObject({ median: 300 });
 
+    // Link report beyond the origin (scripts/bench/sections/link-report.ts): link_report: true sent the
+    // other host nothing; with external checks each of its 200 URLs was asked once and its 10 broken
+    // ones were listed; the host saw its requests in flight measured.
+    const linkReport = results.sections.find((s) => s.id === "link-report")!;
+    expect(linkReport.checks.map((c) => [c.label, c.passed])).toEqual([
+      ["link_report: true sends nothing to the other host", true],
+      ["with external checks, each of the 200 external URLs is requested exactly once (HEAD)", true],
+      ['the 10 external URLs that answer 404 are the broken external links listed, with kind "external"', true],
+    ]);
+    const checked = linkReport.tables[0]!.rows.find((r) => r.label.startsWith('link_report: {"external"'))!;
+    expect(checked.cells["requests to the other host"]).toMatchObject({ median: 200 });
+    expect(checked.cells["most in flight there"]).toMatchObject({ runs: 1 });
+
     const report = readFileSync(join(out, "BENCHMARKS.md"), "utf8");
     for (const heading of ["## Targets", "## Machine and tools"]) expect(report).toContain(heading);
     // Every section under its own numbered heading (numbers shift as sections are registered).

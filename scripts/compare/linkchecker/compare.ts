@@ -26,7 +26,7 @@
 // difference and why. notes/link-report.md ("LinkChecker against genapi on a real site") has the
 // results of one run.
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DOWN, expectedOutcome, HEAD_403, HEAD_405, NO_DNS, UNTRUSTED, writeStandIns } from "./standins.ts";
 
@@ -245,7 +245,7 @@ async function runGenapi(dir: string, ca: string): Promise<GenapiRun> {
     "--check-resources",
     "--json",
   ];
-  log(`genapi: ${argv.map((a) => relative(dir, a) || a).join(" ")}`);
+  log(`genapi: NODE_EXTRA_CA_CERTS=${ca} ${argv.join(" ")}`);
   const began = performance.now();
   const proc = Bun.spawn(argv, { cwd: dir, env: { ...process.env, NODE_EXTRA_CA_CERTS: ca }, stdout: "ignore", stderr: "pipe" });
   const stderr = await new Response(proc.stderr).text();
@@ -302,6 +302,20 @@ async function runLinkChecker(dir: string, ca: string): Promise<{ rows: LinkChec
 function linkOf(r: LinkCheckerRow): string | undefined {
   try {
     return normal(new URL(r.raw.trim(), r.base || r.parent || START).href);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The canonical URL a page of the site declares (<link rel="canonical" href>), read from its file. */
+function canonicalOf(page: string): string | undefined {
+  try {
+    const url = new URL(page);
+    if (url.hostname !== SITE_HOST) return undefined;
+    const path = decodeURIComponent(url.pathname);
+    const html = readFileSync(join(site, path.endsWith("/") ? `${path}index.html` : path), "utf8");
+    const href = /<link rel="canonical" href="([^"]+)"/.exec(html)?.[1];
+    return href === undefined ? undefined : normal(new URL(href, page).href);
   } catch {
     return undefined;
   }
@@ -370,6 +384,10 @@ function report(g: GenapiRun, l: { rows: LinkCheckerRow[]; seconds: number }, ac
     (m[3]!.includes("genapi") ? asked.genapi : m[3]!.includes("LinkChecker") ? asked.LinkChecker : undefined)?.add(`${m[1]} ${m[2]}`);
   }
   const inBoth = [...gInScope].filter((u) => lInScope.has(u)).length;
+  // In scope, LinkChecker also checks each page's <link rel="canonical">, which genapi reads as the
+  // page's canonical URL, not as a link (the contract's referrers are <a>/<area> links).
+  const lInScopeOnly = [...lInScope].filter((u) => !gInScope.has(u));
+  const canonical = lInScopeOnly.filter((u) => l.rows.some((r) => linkOf(r) === u && canonicalOf(r.parent) === u)).length;
   const reasons = (side: string) => {
     const count = new Map<string, number>();
     for (const d of differences) if (d.broken_for === side) count.set(d.why, (count.get(d.why) ?? 0) + 1);
@@ -379,7 +397,7 @@ function report(g: GenapiRun, l: { rows: LinkCheckerRow[]; seconds: number }, ac
     commit: COMMIT,
     seconds: { genapi: g.seconds, linkchecker: l.seconds },
     external: { genapi: gBroken.size, linkchecker: lBroken.size, both: both.length, linkcheckerChecked: lChecked.size },
-    inScope: { genapi: gInScope.size, linkchecker: lInScope.size, both: inBoth },
+    inScope: { genapi: gInScope.size, linkchecker: lInScope.size, both: inBoth, linkcheckerOnlyCanonical: canonical },
     differences,
     linkcheckerOtherSchemesBroken: Object.fromEntries(lOther),
     requestsAtStandIns: { genapi: asked.genapi.size, linkchecker: asked.LinkChecker.size },
@@ -400,7 +418,7 @@ function report(g: GenapiRun, l: { rows: LinkCheckerRow[]; seconds: number }, ac
       `| broken for this one only | ${gBroken.size - both.length} | ${lBroken.size - both.length} |`,
       `| distinct requests at the external stand-ins | ${asked.genapi.size} (${methods(asked.genapi)}) | ${asked.LinkChecker.size} (${methods(asked.LinkChecker)}) |`,
       `| broken links of other schemes | not checked (http(s) only) | ${[...lOther].map(([k, n]) => `${n} ${k}`).join(", ") || "none"} |`,
-      `| broken in-scope URLs (docs.cozy.io), in both: ${inBoth} | ${gInScope.size} | ${lInScope.size} |`,
+      `| broken in-scope URLs (docs.cozy.io), in both: ${inBoth} | ${gInScope.size} | ${lInScope.size} (${canonical} of them only a page's rel=canonical) |`,
       `| wall time s | ${g.seconds.toFixed(1)} | ${l.seconds.toFixed(1)} |`,
       "",
       `Broken for genapi only: ${reasons("genapi")}`,
