@@ -100,6 +100,7 @@ export async function linkReportBench(ctx: Context): Promise<SectionResult> {
         "requests to the other host": of((run) => run.host.length),
         "most in flight there": of((run) => mostInFlight(run.host)),
         "most starts in 1 s": of((run) => mostPerSecond(run.host)),
+        "connections there": connectionsOf(ok),
         "broken external listed": of((run) => run.brokenExternal.length),
       },
       {
@@ -117,12 +118,13 @@ export async function linkReportBench(ctx: Context): Promise<SectionResult> {
       "requests to the other host",
       "most in flight there",
       "most starts in 1 s",
+      "connections there",
       "broken external listed",
     ],
     rows: [line("true"), line("external", cost)],
     notes: [
       `The crawl section's synthetic site (scripts/bench/fixtures/site.ts), served as that section serves it: ${description}. ${linking} pages (page i with i % 20 = 10) each link to ${Math.max(LINKS_A_PAGE, Math.ceil(EXTERNAL_URLS / Math.max(1, linking)))} of the ${EXTERNAL_URLS} URLs of the other host (every one linked from some page), ${EXTERNAL_URLS / BROKEN_EVERY} of which answer 404. Every page loads /static/site.css and /static/logo.svg: the two resources in scope.`,
-      `The other host: ${host.description}. Each request is an interval from its first byte to its answer (nginx's $msec - $request_time, $msec; millisecond steps: a request that ends in the millisecond another starts counts as gone). most in flight there: the most such intervals that overlap (robots.txt included); most starts in 1 s: the most requests that began within one second.`,
+      `The other host: ${host.description}. Each request is an interval from its first byte to its answer (nginx's $msec - $request_time, $msec; millisecond steps: a request that ends in the millisecond another starts counts as gone). most in flight there: the most such intervals that overlap (robots.txt included); most starts in 1 s: the most requests that began within one second; connections there: the distinct connections those requests came on (nginx's $connection; not counted by the Bun fallback).`,
       `CPU ms a page: user + system time of the genapi serve process over the request, over the pages crawled; a fresh server and database each run, the two variants back to back, alternating which goes first. ÷ link_report: true: per run, then median, min and max. genapi's politeness defaults, which the other host gets as any host: at most ${HOST_CONCURRENCY} requests in flight (--host-concurrency), no minimum interval between starts (--host-delay 0).`,
     ],
   };
@@ -228,6 +230,14 @@ async function crawl(ctx: Context, url: string, linkReport: unknown, host: Exter
   } finally {
     await genapi.stop();
   }
+}
+
+/** Distinct connections the other host saw a crawl's requests on, when it numbers them (nginx). */
+function connectionsOf(runs: Run[]) {
+  const counts = runs.flatMap((run) =>
+    run.host.length > 0 && run.host.every((r) => r.connection !== undefined) ? [new Set(run.host.map((r) => r.connection)).size] : [],
+  );
+  return summarize(counts);
 }
 
 const extRequests = (requests: HostRequest[]) => requests.filter((r) => r.path.startsWith("/ext/"));
