@@ -1,7 +1,7 @@
 // genapi's broken external links against LinkChecker's `--check-extern` on a real site: the Cozy
 // documentation (docs.cozy.io), whose built MkDocs HTML is committed to github.com/cozy/cozy.github.io
 // (branch master; pinned below; AGPL-3.0, so it is fetched, not vendored: 493 pages, 2,354 files,
-// 106 MB with images). Its pages link to about 2,300 distinct external URLs on 174 hosts.
+// 106 MB with images). Its pages link to 2,268 distinct external URLs on 173 other hosts.
 //
 // Nothing leaves loopback: the comparison runs inside `unshare -n -m` (a network namespace with only
 // `lo`, and a mount namespace in which /etc/hosts and /etc/resolv.conf are bind-mounted copies).
