@@ -1,4 +1,4 @@
-// The seen filter of job crawls: never a false "not seen", and about 1% false "maybe".
+// The Bloom filter of job crawls' seen sets and of the link checks' count past their cap: never a false "not seen", and about 1% false "maybe".
 import { expect, test } from "bun:test";
 import { BloomFilter } from "../../../src/crawler/links/bloom.ts";
 
