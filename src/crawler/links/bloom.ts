@@ -23,6 +23,21 @@ export class BloomFilter {
     }
   }
 
+  /** Adds `item`; whether it was new (certainly not there before), with one hash for both. */
+  addIfNew(item: string): boolean {
+    const [a, b] = this.hash(item);
+    let fresh = false;
+    for (let i = 0; i < this.hashes; i++) {
+      const bit = (a + i * b) % this.size;
+      const mask = 1 << (bit & 31);
+      if ((this.bits[bit >>> 5]! & mask) === 0) {
+        fresh = true;
+        this.bits[bit >>> 5]! |= mask;
+      }
+    }
+    return fresh;
+  }
+
   mayHave(item: string): boolean {
     const [a, b] = this.hash(item);
     for (let i = 0; i < this.hashes; i++) {

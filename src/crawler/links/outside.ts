@@ -96,9 +96,7 @@ class KindLedger {
 
   private countUnchecked(url: string): void {
     this.filter ??= new BloomFilter(MAX_COUNTED_UNCHECKED);
-    if (this.filter.mayHave(url)) return;
-    this.filter.add(url);
-    this.unchecked++;
+    if (this.filter.addIfNew(url)) this.unchecked++;
   }
 }
 
