@@ -100,7 +100,7 @@ class KindLedger {
   }
 }
 
-/** The checks' rows of one crawl, both kinds; the requests are CheckRunner's (check-runner.ts). */
+/** The checks' rows of one crawl, both kinds; the requests are CheckRunner's (../checks.ts). */
 export class CheckLedger {
   private readonly kinds: Record<CheckKind, KindLedger>;
 

@@ -1,4 +1,4 @@
-// The rows of the link report's checks beyond the crawl's links (links/outside.ts): each URL checked
+// The rows of the link report's checks beyond the crawl's links (src/crawler/links/outside.ts): each URL checked
 // once, at most the cap a kind, the distinct rest counted, referrers as for pages.
 import { describe, expect, test } from "bun:test";
 import { CheckLedger, MAX_CHECKED_URLS, MAX_COUNTED_UNCHECKED } from "../../../src/crawler/links/outside.ts";
