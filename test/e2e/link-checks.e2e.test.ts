@@ -277,6 +277,40 @@ describe("link_report {external, resources} through the executable", () => {
     }
   }, 30_000);
 
+  test("the address guard judges every check as it judges the crawl: a server that allows only the site refuses the other loopback hosts", async () => {
+    const sites = serveSites();
+    const dbPath = join(tempDir(), "genapi.db");
+    const strictKey = await createKey(dbPath, "--daily-limit", "10");
+    const strict = await startBinary({ dbPath, args: ["--allow-target", new URL(sites.site.url).host] });
+    try {
+      const res = await fetch(`${strict.url}/api/generate`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": strictKey },
+        body: JSON.stringify({ url: `${sites.site.url}/`, link_report: both, auth }),
+      });
+      expect(res.status).toBe(200);
+      const { broken } = ((await res.json()) as any).data.links;
+      const refused = (url: string) => ({ status: null, error: `Target address not allowed: 127.0.0.1 is a loopback address.`, url });
+      // Every external URL and every resource elsewhere is broken without a request; the site's own are checked.
+      const outside = broken.filter((b: { url: string }) => !b.url.startsWith(sites.site.url));
+      expect(outside.map((b: { url: string }) => b.url).sort()).toEqual(
+        [
+          ...["/ok", "/gone", "/moved", "/nofollow-gone"].map((p) => `${sites.noHead.url}${p}`),
+          ...["/throttled", "/missing.js", "/missing-2x.png", "/clip.mp4"].map((p) => `${sites.limited.url}${p}`),
+        ].sort(),
+      );
+      for (const entry of outside) expect(entry).toMatchObject(refused(entry.url));
+      expect(broken.filter((b: { url: string }) => b.url.startsWith(sites.site.url))).toEqual(
+        sites.expected.broken.filter((b) => b.url.startsWith(sites.site.url)),
+      );
+      expect(sites.noHead.log).toEqual([]);
+      expect(sites.limited.log).toEqual([]);
+    } finally {
+      expect(await strict.stop()).toBe(0);
+      sites.stop();
+    }
+  }, 30_000);
+
   test("bad link_report values: 400 naming the field, for /api/generate and /api/jobs", async () => {
     const url = "http://127.0.0.1:9/";
     const cases: [unknown, string][] = [
