@@ -98,7 +98,14 @@ export {
   type SitemapSeed,
 } from "./links/model.ts";
 export { BloomFilter } from "./links/bloom.ts";
-export { type CheckKind, type CheckReport, MAX_CHECKED_URLS, MAX_COUNTED_UNCHECKED } from "./links/outside.ts";
+export {
+  type CheckKind,
+  CheckLedger,
+  type CheckReport,
+  type CheckSnapshot,
+  MAX_CHECKED_URLS,
+  MAX_COUNTED_UNCHECKED,
+} from "./links/outside.ts";
 export { cutLinkReport, fullLinkLists, type LinkSource, type ReportLimits, writeLinkLists } from "./links/report.ts";
 
 export {

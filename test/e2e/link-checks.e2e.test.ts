@@ -43,7 +43,7 @@ interface Fixture {
   stop(): void;
 }
 
-function fixture(answer: (req: Request, path: string, index: number) => Response): Fixture {
+function fixture(answer: (req: Request, path: string, index: number) => Response | Promise<Response>): Fixture {
   const f: Fixture = { url: "", counts: new Map(), log: [], sawToken: 0, stop: () => {} };
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -310,6 +310,79 @@ describe("link_report {external, resources} through the executable", () => {
       sites.stop();
     }
   }, 30_000);
+
+  test("a job stopped by SIGTERM and continued by a new process reports every check of both attempts", async () => {
+    // 240 pages served slowly, page i linking to external /x<i % 40> (those ending in 7 answer 404).
+    const pages = 240;
+    const external = fixture((_req, path) => new Response(null, { status: path.endsWith("7") ? 404 : 200 }));
+    let served = 0;
+    const site = fixture((_req, path) => {
+      if (path === "/robots.txt") return new Response("", { status: 404 });
+      const n = path === "/" ? 0 : Number(path.slice(2));
+      const links = [1, 2].map((k) => n * 2 + k).filter((m) => m < pages);
+      const html = `${links.map((m) => `<a href="/p${m}">p</a>`).join("")}<a href="${external.url}/x${n % 40}">x</a>`;
+      served++;
+      return new Promise<Response>((resolve) =>
+        setTimeout(() => resolve(new Response(html, { headers: { "content-type": "text/html" } })), 15),
+      );
+    });
+    const dbPath = join(tempDir(), "genapi.db");
+    const jobKey = await createKey(dbPath, "--daily-limit", "10");
+    const args = ["--allow-private-targets", "--job-max-pages", "1000"];
+    const first = await startBinary({ dbPath, args });
+    let second: RunningBinary | undefined;
+    try {
+      const created = await fetch(`${first.url}/api/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": jobKey },
+        body: JSON.stringify({ url: `${site.url}/`, link_report: { external: true } }),
+      });
+      const id = ((await created.json()) as any).data.id;
+      await waitFor(() => served >= 80, 30_000, "80 pages served");
+      expect(await first.stop("SIGTERM")).toBe(0);
+      const firstRun = served;
+      expect(firstRun).toBeLessThan(pages);
+      const checkedFirst = external.log.length;
+      expect(checkedFirst).toBeGreaterThan(0);
+      second = await startBinary({ dbPath, args });
+      const get = (path: string) => fetch(`${second!.url}${path}`, { headers: { "x-api-key": jobKey } });
+      const job = await waitFor(
+        async () => {
+          const data = ((await (await get(`/api/jobs/${id}`)).json()) as any).data;
+          return data.status === "queued" || data.status === "running" ? null : data;
+        },
+        60_000,
+        "the job to finish in the second process",
+      );
+      expect(job.status).toBe("succeeded");
+      expect(job.result.links).toMatchObject({ broken_count: 4, external_unchecked: 0 });
+      const S = site.url;
+      const expected = [7, 17, 27, 37].map((x) => {
+        const referrers = Array.from({ length: pages }, (_, n) => n)
+          .filter((n) => n % 40 === x)
+          .map((n) => (n === 0 ? `${S}/` : `${S}/p${n}`))
+          .sort();
+        return {
+          url: `${external.url}/x${x}`,
+          kind: "external",
+          status: 404,
+          error: "HTTP 404",
+          referrers: referrers.slice(0, 5),
+          referrer_count: referrers.length,
+        };
+      });
+      expected.sort((a, b) => (a.url < b.url ? -1 : 1));
+      expect(((await (await get(`/api/jobs/${id}/links.json`)).json()) as any).broken).toEqual(expected);
+      // Each of the 40 URLs was checked; one the first process had under way when it stopped may be asked again.
+      const asked = new Set(external.log.map((r) => r.line));
+      expect(asked.size).toBe(40);
+      expect(external.log.length).toBeLessThanOrEqual(40 + 4);
+    } finally {
+      if (second) expect(await second.stop()).toBe(0);
+      site.stop();
+      external.stop();
+    }
+  }, 120_000);
 
   test("bad link_report values: 400 naming the field, for /api/generate and /api/jobs", async () => {
     const url = "http://127.0.0.1:9/";

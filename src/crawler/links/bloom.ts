@@ -10,9 +10,20 @@ export class BloomFilter {
   constructor(
     capacity: number,
     private readonly hashes = 7,
+    /** The bits of a filter of the same capacity (`bytes()`), to carry it on. */
+    bits?: Uint8Array,
   ) {
     this.size = Math.max(1024, Math.ceil(capacity * 10));
     this.bits = new Uint32Array(Math.ceil(this.size / 32));
+    if (bits !== undefined) {
+      if (bits.byteLength !== this.bits.byteLength) throw new RangeError("BloomFilter: bits of another size");
+      new Uint8Array(this.bits.buffer).set(bits);
+    }
+  }
+
+  /** The filter's bits, for `new BloomFilter(capacity, hashes, bits)`. */
+  bytes(): Uint8Array {
+    return new Uint8Array(this.bits.buffer.slice(0));
   }
 
   add(item: string): void {

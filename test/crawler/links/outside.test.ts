@@ -11,7 +11,10 @@ describe("CheckLedger", () => {
     expect(MAX_CHECKED_URLS).toBe(10_000);
     expect(defaultCrawlLimits.maxCheckedUrls).toBe(10_000);
     const ledger = new CheckLedger(both);
-    for (let i = 0; i < 10_000; i++) expect(ledger.meet("external", `https://x.test/${i}`, "https://site.test/")).toBe(true);
+    for (let i = 0; i < 10_000; i++) {
+      expect(ledger.meet("external", `https://x.test/${i}`, "https://site.test/")).toBe(true);
+      ledger.settle("external", `https://x.test/${i}`, { kind: "ok" });
+    }
     expect(ledger.meet("external", "https://x.test/10000", "https://site.test/")).toBe(false);
     expect(ledger.report().external_unchecked).toBe(1);
   });
@@ -78,23 +81,54 @@ describe("CheckLedger", () => {
       }
     }
     for (let i = 0; i < 5; i++) ledger.meet("resource", `https://site.test/img/${i}.png`, "https://site.test/");
+    for (let i = 0; i < 3; i++) {
+      ledger.settle("external", `https://x.test/${i}`, { kind: "ok" });
+      ledger.settle("resource", `https://site.test/img/${i}.png`, { kind: "ok" });
+    }
     const report = ledger.report();
     expect(report.external_unchecked).toBe(997);
     expect(report.resources_unchecked).toBe(2);
   });
 
-  test("a check the crawl's stop cut short counts as unchecked, once", () => {
+  test("a URL met and never checked (the crawl stopped first) counts as unchecked while its row waits", () => {
     const ledger = new CheckLedger(both, 2);
     ledger.meet("external", "https://x.test/a", "https://site.test/");
-    ledger.giveUp("external", "https://x.test/a");
-    ledger.giveUp("external", "https://x.test/a");
     expect(ledger.meet("external", "https://x.test/a", "https://site.test/b")).toBe(false);
     expect(ledger.report()).toEqual({ broken: [], external_unchecked: 1, resources_unchecked: 0 });
+    expect(ledger.pending()).toEqual([{ kind: "external", url: "https://x.test/a" }]);
+  });
+
+  test("snapshot and restore: a crawl carried on keeps its rows, referrers, counts and filter, and checks what was pending", () => {
+    const ledger = new CheckLedger(both, 3);
+    for (let i = 0; i < 50; i++) ledger.meet("external", `https://x.test/${i}`, `https://site.test/p${i % 7}`);
+    ledger.meet("external", "https://x.test/0", "https://site.test/q");
+    ledger.meet("resource", "https://site.test/a.png", "https://site.test/");
+    ledger.settle("external", "https://x.test/0", { kind: "broken", status: 404, error: "HTTP 404" });
+    ledger.settle("external", "https://x.test/1", { kind: "ok" });
+    const stored = JSON.parse(JSON.stringify(ledger.snapshot()));
+    const carried = CheckLedger.restore(both, 3, stored);
+    expect(carried.report()).toEqual(ledger.report());
+    expect(carried.pending()).toEqual([
+      { kind: "external", url: "https://x.test/2" },
+      { kind: "resource", url: "https://site.test/a.png" },
+    ]);
+    // What was met before is known: neither checked again nor counted again past the cap.
+    expect(carried.meet("external", "https://x.test/0", "https://site.test/r")).toBe(false);
+    expect(carried.meet("external", "https://x.test/49", "https://site.test/r")).toBe(false);
+    expect(carried.meet("external", "https://x.test/new", "https://site.test/r")).toBe(false);
+    carried.settle("external", "https://x.test/2", { kind: "broken", status: 500, error: "HTTP 500" });
+    const report = carried.report();
+    expect(report.external_unchecked).toBe(48);
+    expect(report.broken.find((b) => b.url === "https://x.test/0")).toMatchObject({
+      referrer_count: 3,
+      referrers: ["https://site.test/p0", "https://site.test/q", "https://site.test/r"],
+    });
   });
 
   test(`the count past the cap stays within 0.3 % for ${(100_000).toLocaleString("en-US")} distinct URLs (a Bloom filter sized for ${MAX_COUNTED_UNCHECKED.toLocaleString("en-US")})`, () => {
     const ledger = new CheckLedger(both, 10);
     for (let i = 0; i < 100_010; i++) ledger.meet("external", `https://host${i % 97}.test/page/${i}`, "https://site.test/");
+    for (let i = 0; i < 10; i++) ledger.settle("external", `https://host${i % 97}.test/page/${i}`, { kind: "ok" });
     const counted = ledger.report().external_unchecked!;
     expect(counted).toBeLessThanOrEqual(100_000);
     expect(counted).toBeGreaterThan(100_000 * 0.997);
