@@ -34,7 +34,10 @@ export class CheckRunner {
   constructor(
     readonly ledger: CheckLedger,
     private readonly deps: CheckDeps,
-  ) {}
+  ) {
+    // A ledger carried on from an earlier attempt: the checks it had not made are made now.
+    this.queue.push(...ledger.pending());
+  }
 
   /** A page's link or resource: counted, and checked if it is new and within the cap. */
   meet(kind: CheckKind, url: string, referrer: string): void {
@@ -55,9 +58,8 @@ export class CheckRunner {
   }
 
   private pump(): void {
-    if (this.deps.stop.aborted) {
-      for (const { kind, url } of this.queue.splice(0)) this.ledger.giveUp(kind, url);
-    }
+    // Once the crawl has stopped, what is left stays pending in the ledger (counted as unchecked).
+    if (this.deps.stop.aborted) this.queue.length = 0;
     if (this.requesters === null && this.queue.length > 0) this.open();
     while (this.active < this.concurrency && this.queue.length > 0) {
       const { kind, url } = this.queue.shift()!;
@@ -95,10 +97,7 @@ export class CheckRunner {
       if (status === 405 || status === 501) status = await get(url, async (res) => res.status);
       fate = status >= 400 ? { kind: "broken", status, error: `HTTP ${status}` } : { kind: "ok" };
     } catch (err) {
-      if (err instanceof CrawlStopped) {
-        this.ledger.giveUp(kind, url);
-        return;
-      }
+      if (err instanceof CrawlStopped) return;
       fate = { kind: "broken", status: null, error: describeFailure(err) };
     }
     this.ledger.settle(kind, url, fate);

@@ -81,6 +81,12 @@ export interface RunOptions {
    * included, goes to the state as `memory` for the next.
    */
   history?: PageHistory;
+  /**
+   * With link_report's external or resources checks: the ledger they keep their rows in, when the
+   * caller carries them across attempts (a job: CheckLedger.snapshot and restore); else the crawl
+   * makes its own.
+   */
+  checkLedger?: CheckLedger;
 }
 
 /** How a crawl ended; its entries and exclusions are in the state. */
@@ -213,6 +219,7 @@ export async function runCrawl(
     crawlOptions,
     startUrl,
     options.history ?? null,
+    options.checkLedger,
   );
   const report = () => options.onProgress?.(crawl.progress());
   const ticker = options.onProgress ? setInterval(report, options.progressEveryMs ?? PROGRESS_EVERY_MS) : undefined;
@@ -321,6 +328,8 @@ class Crawl {
     startUrl: string,
     /** A site's run: its previous run's pages (history.ts); null for any other crawl. */
     private readonly history: PageHistory | null,
+    /** link_report's checks carried on from an earlier attempt of the crawl (RunOptions.checkLedger). */
+    checkLedger?: CheckLedger,
   ) {
     this.started = deps.now();
     this.filter = createUrlFilter(options);
@@ -361,7 +370,7 @@ class Crawl {
     this.request = createRequester(this.connection.fetch, headers, limits.requestTimeoutMs, stop.signal);
     if (checks.external || checks.resources) {
       const connection = this.connection;
-      this.checker = new CheckRunner(new CheckLedger(checks, limits.maxCheckedUrls), {
+      this.checker = new CheckRunner(checkLedger ?? new CheckLedger(checks, limits.maxCheckedUrls), {
         inScope: (url) => url.startsWith(this.scopePrefix),
         crawlFetch: connection.fetch,
         checksFetch: () => connection.checks(),

@@ -1,6 +1,7 @@
 // The crawler's one way in. Routes, jobs and the CLI import from here, never from the files below:
 //
-//   engine.ts, state.ts, options.ts, auth.ts, limits.ts, errors.ts, exclusions.ts, report.ts, filter.ts
+//   engine.ts, state.ts, options.ts, auth.ts, limits.ts, errors.ts, exclusions.ts, report.ts, filter.ts,
+//   checks.ts (the link report's requests beyond the origin)
 //     the crawl itself and its public face
 //   net/     every request to a site: address guard, politeness, credentials, HTTP/1.1 client, bounded body reads, redirects
 //   html/    links, robots meta, canonical and images read from a page (the tag scanner)
@@ -97,7 +98,14 @@ export {
   type SitemapSeed,
 } from "./links/model.ts";
 export { BloomFilter } from "./links/bloom.ts";
-export { type CheckKind, type CheckReport, MAX_CHECKED_URLS, MAX_COUNTED_UNCHECKED } from "./links/outside.ts";
+export {
+  type CheckKind,
+  CheckLedger,
+  type CheckReport,
+  type CheckSnapshot,
+  MAX_CHECKED_URLS,
+  MAX_COUNTED_UNCHECKED,
+} from "./links/outside.ts";
 export { cutLinkReport, fullLinkLists, type LinkSource, type ReportLimits, writeLinkLists } from "./links/report.ts";
 
 export {

@@ -1,7 +1,10 @@
 // One job's crawl: the shared engine (runCrawl) over a store-backed state, with the job's options
 // as its limits and whatever time --job-timeout leaves after earlier attempts.
 import {
+  CheckLedger,
+  type CheckSnapshot,
   hasLinkReport,
+  linkChecksOf,
   type CrawlConnection,
   type CrawlDeps,
   crawlErrorAnswer,
@@ -12,7 +15,7 @@ import {
   runCrawl,
 } from "../crawler/index.ts";
 import { credentialsUnreadable, type JobCredentials } from "./job-credentials.ts";
-import type { ClaimedJob, JobStore, PolitenessCounts } from "./job-store.ts";
+import { CHECKS_PART, type ClaimedJob, type JobStore, type PolitenessCounts } from "./job-store.ts";
 import type { CrawlEnd, JobControl } from "./runner.ts";
 import { defaultStoreStateOptions, StoreCrawlState, type StoreStateOptions } from "./store-crawl-state.ts";
 
@@ -95,13 +98,19 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       if (auth === null) return { ok: false, error: { status: 502, message: credentialsUnreadable(job.url) }, progress: job.progress };
       options.auth = auth;
     }
+    const checks = linkChecksOf(job.options);
+    const checkLedger =
+      checks.external || checks.resources ? await readCheckLedger(deps.store, job.id, checks, limits.maxCheckedUrls) : null;
     try {
       const run = await runCrawl(job.url, state, limits, crawlDeps, {
         signal: control.signal,
         crawl: options,
         ...(history ? { history } : {}),
+        ...(checkLedger ? { checkLedger } : {}),
       });
       await state.flush();
+      // Stopped (handed back, cancelled) or done, the checks so far go to the store for whoever carries the job on.
+      if (checkLedger) await deps.store.putPart(job.id, CHECKS_PART, Bun.gzipSync(JSON.stringify(checkLedger.snapshot())));
       return {
         ok: true,
         truncated: run.truncated,
@@ -117,6 +126,22 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       return { ok: false, error: answer, progress: state.progress() };
     }
   };
+}
+
+/** The checks an earlier attempt of the job stored (CHECKS_PART), or a fresh ledger for its first. */
+async function readCheckLedger(
+  store: JobStore,
+  id: string,
+  checks: { external: boolean; resources: boolean },
+  cap: number,
+): Promise<CheckLedger> {
+  const stored = await store.getPart(id, CHECKS_PART);
+  if (stored === null) return new CheckLedger(checks, cap);
+  return CheckLedger.restore(
+    checks,
+    cap,
+    JSON.parse(new TextDecoder().decode(Bun.gunzipSync(stored as Uint8Array<ArrayBuffer>))) as CheckSnapshot,
+  );
 }
 
 /** This attempt's politeness counts (none before its first request) added to the earlier attempts'. */

@@ -116,6 +116,11 @@ export interface LinkCheckpoint {
 
 /** job_parts' number of links.json (gzip-compressed JSON): 0 is sitemap.xml, 1.. the sitemap parts. */
 export const LINKS_PART = -1;
+/**
+ * The link report's external and resource checks of a running job (CheckLedger.snapshot, gzip JSON),
+ * written when an attempt ends, read back by the next: a job handed to another process carries them on.
+ */
+export const CHECKS_PART = -2;
 
 /** The callback of a finished job, while it is still to be sent. */
 export interface PendingCallback {

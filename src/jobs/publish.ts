@@ -104,7 +104,7 @@ export async function publishResult(
     now: Date;
     politeness: PolitenessReport;
     render: RenderReport;
-    /** link_report's checks beyond the crawl's links, as this process's crawl found them (links/outside.ts). */
+    /** link_report's checks beyond the crawl's links, as this process's crawl found them (src/crawler/links/outside.ts). */
     checks?: CheckReport;
   },
   limits?: PartLimits,

@@ -75,6 +75,7 @@ describe("the link report of a crawl held in memory", () => {
       expect(broken).toHaveLength(1_000);
       expect(broken[0]).toEqual({
         url: `${site.url}/broken/00000`,
+        kind: "page",
         status: 404,
         error: "HTTP 404",
         referrers: [`${site.url}/`],
@@ -103,8 +104,8 @@ describe("the link report of a crawl held in memory", () => {
       const home = { referrers: [u("/")], referrer_count: 1 };
       expect(result.links).toEqual({
         broken: [
-          { url: u("/bad"), status: 302, error: "redirect to an invalid URL", ...home },
-          { url: u("/c0"), status: null, error: "too many redirects", ...home },
+          { url: u("/bad"), kind: "page", status: 302, error: "redirect to an invalid URL", ...home },
+          { url: u("/c0"), kind: "page", status: null, error: "too many redirects", ...home },
         ],
         redirects: [
           { url: u("/c0"), status: 301, target: u("/c11"), hops: 11, ...home },

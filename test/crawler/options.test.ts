@@ -1,8 +1,8 @@
 // The crawl options as pure functions: parsing with the contract's messages, the URL filter, the
 // alternates/images extraction and their rendering (validated with xmllint against the schemas).
 import { describe, expect, test } from "bun:test";
-import { defaultCrawlOptions, parseCrawlOptions } from "../../src/crawler/options.ts";
-import { extractPage, MAX_IMAGES_PER_PAGE } from "../../src/crawler/html/links.ts";
+import { defaultCrawlOptions, linkChecksOf, parseCrawlOptions } from "../../src/crawler/options.ts";
+import { extractPage, MAX_IMAGES_PER_PAGE, MAX_RESOURCES_PER_PAGE, srcsetUrls } from "../../src/crawler/html/links.ts";
 import { createUrlFilter } from "../../src/crawler/filter.ts";
 import { renderSitemap, urlsetHead } from "../../src/crawler/output/xml.ts";
 import { validateSitemap, validateXml } from "../support/xmllint.ts";
@@ -137,9 +137,26 @@ describe("parseCrawlOptions", () => {
     });
   });
 
-  test("link_report: true or false, named in the message", () => {
-    for (const value of ["true", 1, null, {}]) expect(message({ link_report: value })).toBe("link_report must be true or false.");
+  test("link_report: true, false or {external, resources} of booleans, named in the message", () => {
+    const shape = 'link_report must be true, false or an object {"external": true|false, "resources": true|false}.';
+    for (const value of ["true", 1, null, [], [true]]) expect(message({ link_report: value })).toBe(shape);
+    expect(message({ link_report: { external: "yes" } })).toBe("link_report.external must be true or false.");
+    expect(message({ link_report: { external: true, resources: 1 } })).toBe("link_report.resources must be true or false.");
+    for (const key of ["extern", "pages", "__proto__x"])
+      expect(message({ link_report: { external: true, [key]: true } })).toBe(
+        "link_report takes only external and resources (true or false each).",
+      );
     expect(parse({ link_report: true })).toMatchObject({ ok: true, options: { link_report: true } });
+    // An object is the report with its checks, each false when absent; `true` is both false.
+    expect(parse({ link_report: { external: true } })).toMatchObject({
+      ok: true,
+      options: { link_report: { external: true, resources: false } },
+    });
+    expect(parse({ link_report: {} })).toMatchObject({ ok: true, options: { link_report: { external: false, resources: false } } });
+    const both = parse({ link_report: { external: true, resources: true } });
+    expect(both.ok && linkChecksOf(both.options)).toEqual({ external: true, resources: true });
+    const plain = parse({ link_report: true });
+    expect(plain.ok && linkChecksOf(plain.options)).toEqual({ external: false, resources: false });
   });
 
   test("max_pages: an integer from 1 to the cap, the cap named in the message", () => {
@@ -257,6 +274,53 @@ describe("createUrlFilter", () => {
 });
 
 const PAGE = "http://site.test/dir/page";
+
+describe("extractPage resources (the link report's resource checks)", () => {
+  const html = `<base href="/b/">
+    <link rel="stylesheet" href="site.css"><link rel="Preload Stylesheet" href="/two.css"><link rel="icon" href="/fav.ico">
+    <script src="https://cdn.test/app.js?v=1&amp;x=2"></script><script>var s = '<img src="/not-a-tag.png">';</script>
+    <img src="a.png" srcset="a-2x.png 2x, /c,d.png 3x,https://cdn.test/e.png 600w">
+    <img src="">
+    <img src="data:image/png;base64,AAAA">
+    <picture><source srcset="/s1.webp 1x, /s2.webp 2x" type="image/webp"><source src="/s3.webm"></picture>
+    <video src="/v.mp4" poster="/poster.jpg"></video><audio src="/a.mp3"></audio>
+    <img src="a.png"><a href="/page">a page is no resource</a>`;
+
+  test("gathered only when asked for; then every kind, resolved against the base, unique, in document order", () => {
+    expect(extractPage(html, PAGE, "genapi", 100).resources).toBeUndefined();
+    const { resources, links } = extractPage(html, PAGE, "genapi", 100, { resources: true });
+    expect(resources).toEqual([
+      "http://site.test/b/site.css",
+      "http://site.test/two.css",
+      "https://cdn.test/app.js?v=1&x=2",
+      "http://site.test/b/a.png",
+      "http://site.test/b/a-2x.png",
+      "http://site.test/c,d.png",
+      "https://cdn.test/e.png",
+      "http://site.test/s1.webp",
+      "http://site.test/s2.webp",
+      "http://site.test/s3.webm",
+      "http://site.test/v.mp4",
+      "http://site.test/poster.jpg",
+      "http://site.test/a.mp3",
+    ]);
+    expect(links).toEqual(["http://site.test/page"]);
+  });
+
+  test("srcset candidates: a URL up to whitespace, trailing commas off, descriptors up to a comma outside parentheses", () => {
+    expect(srcsetUrls("a.png")).toEqual(["a.png"]);
+    expect(srcsetUrls(" a.png 1x,b.png 2x , c.png")).toEqual(["a.png", "b.png", "c.png"]);
+    expect(srcsetUrls("a.png,b.png")).toEqual(["a.png,b.png"]);
+    expect(srcsetUrls("a.png, b.png,, ,")).toEqual(["a.png", "b.png"]);
+    expect(srcsetUrls("a.png (max-width: 1px, 2px) 1x, b.png")).toEqual(["a.png", "b.png"]);
+    expect(srcsetUrls("")).toEqual([]);
+  });
+
+  test(`at most ${MAX_RESOURCES_PER_PAGE.toLocaleString("en-US")} a page`, () => {
+    const many = Array.from({ length: MAX_RESOURCES_PER_PAGE + 5 }, (_, i) => `<img src="/i${i}.png">`).join("");
+    expect(extractPage(many, PAGE, "genapi", 100, { resources: true }).resources).toHaveLength(MAX_RESOURCES_PER_PAGE);
+  });
+});
 
 describe("extractPage alternates and images", () => {
   test("gathered only when asked for", () => {

@@ -76,9 +76,12 @@ describe("the link report through the executable", () => {
     expect(bad.stderr).toBe('genapi: --link-report: cannot write in directory "/nonexistent-dir"\n');
   }, 60_000);
 
-  test("link_report must be a boolean: 400 naming it", async () => {
+  test("link_report must be a boolean or the object of its checks: 400 naming it", async () => {
     const res = await generate({ url: `${site.url}/`, link_report: "yes" });
-    expect(res).toEqual({ status: 400, body: { success: false, message: "link_report must be true or false." } });
+    expect(res).toEqual({
+      status: 400,
+      body: { success: false, message: 'link_report must be true, false or an object {"external": true|false, "resources": true|false}.' },
+    });
   });
 });
 

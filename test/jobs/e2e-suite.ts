@@ -596,6 +596,7 @@ export function describeJobs(backend: Backend) {
       expect(report.broken).toHaveLength(1_003);
       expect(report.broken.at(-1)).toEqual({
         url: `${site.url}/broken/01002`,
+        kind: "page",
         status: 404,
         error: "HTTP 404",
         referrers: [`${site.url}/`],

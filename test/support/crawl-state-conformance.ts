@@ -156,6 +156,7 @@ export function describeCrawlState(name: string, open: OpenState, options: { ski
       // 130 pages: /b0 is linked from pages 0 (both / and /p0), 13, ..., 117: 11 pages; its 5 smallest referrers in code-unit order.
       expect(report.broken.find((b) => b.url === `${SITE}/b0`)).toEqual({
         url: `${SITE}/b0`,
+        kind: "page",
         status: 404,
         error: "HTTP 404",
         referrers: [`${SITE}/`, `${SITE}/p0`, `${SITE}/p104`, `${SITE}/p117`, `${SITE}/p13`],

@@ -114,19 +114,20 @@ export function serveLinkSite(options: { fillers?: number; delayMs?: number } = 
     const missingReferrers = 1 + HUBS.length + fillers + 1; // home, the hubs, the fillers, /nf (nofollow)
     return {
       broken: [
-        { url: u("/error"), status: 500, error: "HTTP 500", referrers: home, referrer_count: 1 },
-        { url: u("/gone"), status: 410, error: "HTTP 410", referrers: [u("/"), u("/nf")], referrer_count: 2 },
-        { url: u("/loop1"), status: null, error: "redirect loop", referrers: home, referrer_count: 1 },
+        { url: u("/error"), kind: "page", status: 500, error: "HTTP 500", referrers: home, referrer_count: 1 },
+        { url: u("/gone"), kind: "page", status: 410, error: "HTTP 410", referrers: [u("/"), u("/nf")], referrer_count: 2 },
+        { url: u("/loop1"), kind: "page", status: null, error: "redirect loop", referrers: home, referrer_count: 1 },
         {
           url: u("/missing"),
+          kind: "page",
           status: 404,
           error: "HTTP 404",
           referrers: [u("/"), u("/a"), u("/b"), u("/c"), u("/d")],
           referrer_count: missingReferrers,
         },
-        { url: u("/refused"), status: null, error: refusedError, referrers: home, referrer_count: 1 },
-        { url: u("/slow"), status: null, error: "timed out", referrers: home, referrer_count: 1 },
-        { url: u("/to-missing"), status: 404, error: "HTTP 404", referrers: home, referrer_count: 1 },
+        { url: u("/refused"), kind: "page", status: null, error: refusedError, referrers: home, referrer_count: 1 },
+        { url: u("/slow"), kind: "page", status: null, error: "timed out", referrers: home, referrer_count: 1 },
+        { url: u("/to-missing"), kind: "page", status: 404, error: "HTTP 404", referrers: home, referrer_count: 1 },
       ],
       redirects: [
         { url: u("/loop1"), status: 301, target: u("/loop1"), hops: 2, referrers: home, referrer_count: 1 },

@@ -10,9 +10,20 @@ export class BloomFilter {
   constructor(
     capacity: number,
     private readonly hashes = 7,
+    /** The bits of a filter of the same capacity (`bytes()`), to carry it on. */
+    bits?: Uint8Array,
   ) {
     this.size = Math.max(1024, Math.ceil(capacity * 10));
     this.bits = new Uint32Array(Math.ceil(this.size / 32));
+    if (bits !== undefined) {
+      if (bits.byteLength !== this.bits.byteLength) throw new RangeError("BloomFilter: bits of another size");
+      new Uint8Array(this.bits.buffer).set(bits);
+    }
+  }
+
+  /** The filter's bits, for `new BloomFilter(capacity, hashes, bits)`. */
+  bytes(): Uint8Array {
+    return new Uint8Array(this.bits.buffer.slice(0));
   }
 
   add(item: string): void {
@@ -21,6 +32,21 @@ export class BloomFilter {
       const bit = (a + i * b) % this.size;
       this.bits[bit >>> 5]! |= 1 << (bit & 31);
     }
+  }
+
+  /** Adds `item`; whether it was new (certainly not there before), with one hash for both. */
+  addIfNew(item: string): boolean {
+    const [a, b] = this.hash(item);
+    let fresh = false;
+    for (let i = 0; i < this.hashes; i++) {
+      const bit = (a + i * b) % this.size;
+      const mask = 1 << (bit & 31);
+      if ((this.bits[bit >>> 5]! & mask) === 0) {
+        fresh = true;
+        this.bits[bit >>> 5]! |= mask;
+      }
+    }
+    return fresh;
   }
 
   mayHave(item: string): boolean {

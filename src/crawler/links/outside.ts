@@ -11,8 +11,8 @@
 // Counting the distinct URLs met past the cap exactly would need a set of them all, which is the
 // unbounded memory the cap is for: they are counted through a Bloom filter of fixed size (10 bits a
 // URL for MAX_COUNTED_UNCHECKED URLs, 1.25 MB, made on the first URL past the cap), which never
-// counts a URL twice and misses a new one only on a false positive: under 0.3 % of those counted
-// up to MAX_COUNTED_UNCHECKED, more past it (notes/link-report.md).
+// counts a URL twice and misses a new one only on a false positive: none of 100,000, 0.14 % of
+// 1,000,000, 2.9 % of 2,000,000 in a simulation (notes/link-report.md).
 import { BloomFilter } from "./bloom.ts";
 import { type BrokenLink, gatherReferrer, keepSmallest } from "./model.ts";
 
@@ -46,10 +46,20 @@ interface Row {
 
 /** A URL that answered fine: nothing more to keep than that it was met (later links to it are no news). */
 const FINE = 0;
-/** A URL met while its check could not be made (the crawl stopped first): counted as unchecked once. */
-const GIVEN_UP = 1;
 
-type Slot = Row | typeof FINE | typeof GIVEN_UP;
+type Slot = Row | typeof FINE;
+
+/**
+ * A ledger as it can be stored and read back (a job handed to another process carries its checks
+ * on: src/jobs/job-crawl.ts): per kind, each slot (0 fine, or [count, referrers, status,
+ * error] for a broken URL, [count, referrers] for one not checked yet), the unchecked count and the
+ * counting filter's bits (base64), if it was made.
+ */
+export interface CheckSnapshot {
+  v: 1;
+  kinds: Record<CheckKind, { slots: [string, StoredSlot][]; unchecked: number; filter: string | null }>;
+}
+type StoredSlot = typeof FINE | [number, string[]] | [number, string[], number | null, string];
 
 /** One kind's rows: at most `cap` URLs checked, the rest counted. */
 class KindLedger {
@@ -58,6 +68,44 @@ class KindLedger {
   private filter: BloomFilter | null = null;
 
   constructor(private readonly cap: number) {}
+
+  snapshot(): CheckSnapshot["kinds"][CheckKind] {
+    const slots: [string, StoredSlot][] = [];
+    for (const [url, slot] of this.slots) {
+      if (typeof slot !== "object") slots.push([url, slot]);
+      else {
+        const referrers = keepSmallest(slot.referrers);
+        slots.push([
+          url,
+          slot.fate?.kind === "broken"
+            ? [slot.referrerCount, referrers, slot.fate.status, slot.fate.error]
+            : [slot.referrerCount, referrers],
+        ]);
+      }
+    }
+    return { slots, unchecked: this.unchecked, filter: this.filter ? Buffer.from(this.filter.bytes()).toString("base64") : null };
+  }
+
+  restore(stored: CheckSnapshot["kinds"][CheckKind]): void {
+    for (const [url, slot] of stored.slots) {
+      if (typeof slot === "number") this.slots.set(url, slot);
+      else {
+        const [referrerCount, referrers, status, error] = slot;
+        // A check still under way when the ledger was stored is one the next attempt makes (pending()).
+        const fate: CheckFate | null = error === undefined ? null : { kind: "broken", status: status ?? null, error };
+        this.slots.set(url, { referrerCount, referrers, fate });
+      }
+    }
+    this.unchecked = stored.unchecked;
+    if (stored.filter !== null) this.filter = new BloomFilter(MAX_COUNTED_UNCHECKED, undefined, Buffer.from(stored.filter, "base64"));
+  }
+
+  /** URLs met and not checked yet (read back from a snapshot): to be checked now. */
+  pending(): string[] {
+    const urls: string[] = [];
+    for (const [url, slot] of this.slots) if (typeof slot === "object" && slot.fate === null) urls.push(url);
+    return urls;
+  }
 
   /**
    * A link to `url` from the page `referrer`: counted for its row; true when the URL is new and
@@ -87,22 +135,13 @@ class KindLedger {
     else slot.fate = fate;
   }
 
-  /** A check that could not be made: the URL counts as unchecked (its slot stays, so it counts once). */
-  giveUp(url: string): void {
-    if (typeof this.slots.get(url) !== "object") return;
-    this.slots.set(url, GIVEN_UP);
-    this.unchecked++;
-  }
-
   private countUnchecked(url: string): void {
     this.filter ??= new BloomFilter(MAX_COUNTED_UNCHECKED);
-    if (this.filter.mayHave(url)) return;
-    this.filter.add(url);
-    this.unchecked++;
+    if (this.filter.addIfNew(url)) this.unchecked++;
   }
 }
 
-/** The checks' rows of one crawl, both kinds; the requests are CheckRunner's (check-runner.ts). */
+/** The checks' rows of one crawl, both kinds; the requests are CheckRunner's (../checks.ts). */
 export class CheckLedger {
   private readonly kinds: Record<CheckKind, KindLedger>;
 
@@ -122,15 +161,34 @@ export class CheckLedger {
     this.kinds[kind].settle(url, fate);
   }
 
-  giveUp(kind: CheckKind, url: string): void {
-    this.kinds[kind].giveUp(url);
+  /** What the ledger holds, to be stored (CheckSnapshot). */
+  snapshot(): CheckSnapshot {
+    return { v: 1, kinds: { external: this.kinds.external.snapshot(), resource: this.kinds.resource.snapshot() } };
   }
 
-  /** The broken URLs of both kinds, sorted by url (an external link before a resource of the same URL). */
+  /** A ledger carried on from a snapshot of the same crawl (its checks pending then are to be made). */
+  static restore(checks: { external: boolean; resources: boolean }, cap: number, snapshot: CheckSnapshot): CheckLedger {
+    const ledger = new CheckLedger(checks, cap);
+    for (const kind of ["external", "resource"] as const) ledger.kinds[kind].restore(snapshot.kinds[kind]);
+    return ledger;
+  }
+
+  /** The URLs met and not checked yet, by kind: those a snapshot was taken with, to be checked now. */
+  pending(): { kind: CheckKind; url: string }[] {
+    return (["external", "resource"] as const).flatMap((kind) => this.kinds[kind].pending().map((url) => ({ kind, url })));
+  }
+
+  /**
+   * The broken URLs of both kinds, sorted by url (an external link before a resource of the same
+   * URL). A URL whose check the crawl's stop cut short (or never started) counts as unchecked; its
+   * row stays, so that a crawl carried on (restore) checks it then.
+   */
   report(): CheckReport {
     const broken: BrokenLink[] = [];
+    const pending = { external: 0, resource: 0 };
     for (const kind of ["external", "resource"] as const) {
       for (const [url, slot] of this.kinds[kind].slots) {
+        if (typeof slot === "object" && slot.fate === null) pending[kind]++;
         if (typeof slot !== "object" || slot.fate?.kind !== "broken") continue;
         const { status, error } = slot.fate;
         broken.push({ url, kind, status, error, referrers: keepSmallest(slot.referrers), referrer_count: slot.referrerCount });
@@ -138,8 +196,8 @@ export class CheckLedger {
     }
     broken.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
     const report: CheckReport = { broken };
-    if (this.checks.external) report.external_unchecked = this.kinds.external.unchecked;
-    if (this.checks.resources) report.resources_unchecked = this.kinds.resource.unchecked;
+    if (this.checks.external) report.external_unchecked = this.kinds.external.unchecked + pending.external;
+    if (this.checks.resources) report.resources_unchecked = this.kinds.resource.unchecked + pending.resource;
     return report;
   }
 }

@@ -1201,11 +1201,26 @@ export interface operations {
                      */
                     documents?: boolean;
                     /**
-                     * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap).
+                     * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap). As an object, broken links to other origins (`external`) and broken resources (`resources`) too, each broken entry with its `kind`; `true` is both false.
                      * @default false
                      * @example true
+                     * @example {
+                     *       "external": true,
+                     *       "resources": true
+                     *     }
                      */
-                    link_report?: boolean;
+                    link_report?: boolean | {
+                        /**
+                         * @description Also check each distinct link to another origin once (HEAD, GET after 405/501; public addresses only, without credentials, never followed, never listed); at most 10,000 a crawl, the rest counted in `external_unchecked`.
+                         * @default false
+                         */
+                        external?: boolean;
+                        /**
+                         * @description Also check each distinct `<img src>`/`srcset`, `<link rel="stylesheet">`, `<script src>`, `<source src>`, `<video src|poster>` and `<audio src>` URL once (in scope with the crawl's credentials); at most 10,000 a crawl, the rest counted in `resources_unchecked`.
+                         * @default false
+                         */
+                        resources?: boolean;
+                    };
                 };
             };
         };
@@ -1346,9 +1361,11 @@ export interface operations {
                                 broken: {
                                     /**
                                      * Format: uri
-                                     * @description An in-scope URL that pages link to.
+                                     * @description A URL that pages link to (in scope for `page`) or load (`resource`).
                                      */
                                     url: string;
+                                    /** @description `page`: an in-scope link; `external`: a link to another origin; `resource`: an image, stylesheet, script or media URL a page loads. */
+                                    kind: "page" | "external" | "resource";
                                     /** @description The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop). */
                                     status: number | null;
                                     /** @description `HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ... */
@@ -1396,6 +1413,10 @@ export interface operations {
                                 }[];
                                 /** @description True when a list was cut to 1,000 entries. */
                                 truncated: boolean;
+                                /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                external_unchecked?: number;
+                                /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                resources_unchecked?: number;
                             };
                         };
                     };
@@ -1735,8 +1756,11 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
-                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                    link_report: boolean;
+                                    /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean | {
+                                        external: boolean;
+                                        resources: boolean;
+                                    };
                                     /** @description robots.txt rules obeyed, or ignored (with auth). */
                                     robots?: "obey" | "ignore";
                                     /** @description noindex obeyed, or ignored (with auth). */
@@ -1817,6 +1841,10 @@ export interface operations {
                                         broken_count: number;
                                         redirect_count: number;
                                         sitemap_error_count: number;
+                                        /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                        external_unchecked?: number;
+                                        /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                        resources_unchecked?: number;
                                     };
                                     /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                     changes?: {
@@ -2019,10 +2047,26 @@ export interface operations {
                      */
                     gzip_files?: boolean;
                     /**
-                     * @description Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
+                     * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap). As an object, broken links to other origins (`external`) and broken resources (`resources`) too, each broken entry with its `kind`; `true` is both false. A job's counts are in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
                      * @default false
+                     * @example true
+                     * @example {
+                     *       "external": true,
+                     *       "resources": true
+                     *     }
                      */
-                    link_report?: boolean;
+                    link_report?: boolean | {
+                        /**
+                         * @description Also check each distinct link to another origin once (HEAD, GET after 405/501; public addresses only, without credentials, never followed, never listed); at most 10,000 a crawl, the rest counted in `external_unchecked`.
+                         * @default false
+                         */
+                        external?: boolean;
+                        /**
+                         * @description Also check each distinct `<img src>`/`srcset`, `<link rel="stylesheet">`, `<script src>`, `<source src>`, `<video src|poster>` and `<audio src>` URL once (in scope with the crawl's credentials); at most 10,000 a crawl, the rest counted in `resources_unchecked`.
+                         * @default false
+                         */
+                        resources?: boolean;
+                    };
                 };
             };
         };
@@ -2137,8 +2181,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -2219,6 +2266,10 @@ export interface operations {
                                     broken_count: number;
                                     redirect_count: number;
                                     sitemap_error_count: number;
+                                    /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                    external_unchecked?: number;
+                                    /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                    resources_unchecked?: number;
                                 };
                                 /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                 changes?: {
@@ -2497,8 +2548,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -2579,6 +2633,10 @@ export interface operations {
                                     broken_count: number;
                                     redirect_count: number;
                                     sitemap_error_count: number;
+                                    /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                    external_unchecked?: number;
+                                    /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                    resources_unchecked?: number;
                                 };
                                 /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                 changes?: {
@@ -2786,8 +2844,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -2868,6 +2929,10 @@ export interface operations {
                                     broken_count: number;
                                     redirect_count: number;
                                     sitemap_error_count: number;
+                                    /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                    external_unchecked?: number;
+                                    /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                    resources_unchecked?: number;
                                 };
                                 /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                 changes?: {
@@ -3214,9 +3279,11 @@ export interface operations {
                         broken: {
                             /**
                              * Format: uri
-                             * @description An in-scope URL that pages link to.
+                             * @description A URL that pages link to (in scope for `page`) or load (`resource`).
                              */
                             url: string;
+                            /** @description `page`: an in-scope link; `external`: a link to another origin; `resource`: an image, stylesheet, script or media URL a page loads. */
+                            kind: "page" | "external" | "resource";
                             /** @description The final HTTP status; null when there was none (a network failure, a timeout, a redirect loop). */
                             status: number | null;
                             /** @description `HTTP <status>`, or the failure: `timed out`, `connection refused`, `redirect loop`, ... */
@@ -3264,6 +3331,10 @@ export interface operations {
                         }[];
                         /** @description Always false: the lists are whole. */
                         truncated: boolean;
+                        /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                        external_unchecked?: number;
+                        /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                        resources_unchecked?: number;
                     };
                 };
             };
@@ -3584,8 +3655,11 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
-                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                    link_report: boolean;
+                                    /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean | {
+                                        external: boolean;
+                                        resources: boolean;
+                                    };
                                     /** @description robots.txt rules obeyed, or ignored (with auth). */
                                     robots?: "obey" | "ignore";
                                     /** @description noindex obeyed, or ignored (with auth). */
@@ -3661,8 +3735,11 @@ export interface operations {
                                                 [key: string]: "***";
                                             };
                                         };
-                                        /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                        link_report: boolean;
+                                        /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                        link_report: boolean | {
+                                            external: boolean;
+                                            resources: boolean;
+                                        };
                                         /** @description robots.txt rules obeyed, or ignored (with auth). */
                                         robots?: "obey" | "ignore";
                                         /** @description noindex obeyed, or ignored (with auth). */
@@ -3743,6 +3820,10 @@ export interface operations {
                                             broken_count: number;
                                             redirect_count: number;
                                             sitemap_error_count: number;
+                                            /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                            external_unchecked?: number;
+                                            /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                            resources_unchecked?: number;
                                         };
                                         /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                         changes?: {
@@ -3974,10 +4055,26 @@ export interface operations {
                      */
                     gzip_files?: boolean;
                     /**
-                     * @description Also report broken links, redirects and (with sitemaps_from_robots) the site's sitemap errors: counts in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
+                     * @description Also report what to fix next: `data.links` lists the in-scope broken links and redirects the crawl met, with up to 5 referring pages each, and, with `sitemaps_from_robots`, the site's own sitemap URLs that the generated sitemap does not list (or lists only thanks to that sitemap). As an object, broken links to other origins (`external`) and broken resources (`resources`) too, each broken entry with its `kind`; `true` is both false. A job's counts are in `result.links`, the full lists at GET /api/jobs/{id}/links.json.
                      * @default false
+                     * @example true
+                     * @example {
+                     *       "external": true,
+                     *       "resources": true
+                     *     }
                      */
-                    link_report?: boolean;
+                    link_report?: boolean | {
+                        /**
+                         * @description Also check each distinct link to another origin once (HEAD, GET after 405/501; public addresses only, without credentials, never followed, never listed); at most 10,000 a crawl, the rest counted in `external_unchecked`.
+                         * @default false
+                         */
+                        external?: boolean;
+                        /**
+                         * @description Also check each distinct `<img src>`/`srcset`, `<link rel="stylesheet">`, `<script src>`, `<source src>`, `<video src|poster>` and `<audio src>` URL once (in scope with the crawl's credentials); at most 10,000 a crawl, the rest counted in `resources_unchecked`.
+                         * @default false
+                         */
+                        resources?: boolean;
+                    };
                     /** @description Hours between scheduled runs, 1 to 720; null: runs on request only. Default 24. */
                     every_hours?: number | null;
                     /**
@@ -4149,8 +4246,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -4226,8 +4326,11 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
-                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                    link_report: boolean;
+                                    /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean | {
+                                        external: boolean;
+                                        resources: boolean;
+                                    };
                                     /** @description robots.txt rules obeyed, or ignored (with auth). */
                                     robots?: "obey" | "ignore";
                                     /** @description noindex obeyed, or ignored (with auth). */
@@ -4308,6 +4411,10 @@ export interface operations {
                                         broken_count: number;
                                         redirect_count: number;
                                         sitemap_error_count: number;
+                                        /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                        external_unchecked?: number;
+                                        /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                        resources_unchecked?: number;
                                     };
                                     /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                     changes?: {
@@ -4613,8 +4720,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -4690,8 +4800,11 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
-                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                    link_report: boolean;
+                                    /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean | {
+                                        external: boolean;
+                                        resources: boolean;
+                                    };
                                     /** @description robots.txt rules obeyed, or ignored (with auth). */
                                     robots?: "obey" | "ignore";
                                     /** @description noindex obeyed, or ignored (with auth). */
@@ -4772,6 +4885,10 @@ export interface operations {
                                         broken_count: number;
                                         redirect_count: number;
                                         sitemap_error_count: number;
+                                        /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                        external_unchecked?: number;
+                                        /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                        resources_unchecked?: number;
                                     };
                                     /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                     changes?: {
@@ -5192,8 +5309,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -5269,8 +5389,11 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
-                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                    link_report: boolean;
+                                    /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean | {
+                                        external: boolean;
+                                        resources: boolean;
+                                    };
                                     /** @description robots.txt rules obeyed, or ignored (with auth). */
                                     robots?: "obey" | "ignore";
                                     /** @description noindex obeyed, or ignored (with auth). */
@@ -5351,6 +5474,10 @@ export interface operations {
                                         broken_count: number;
                                         redirect_count: number;
                                         sitemap_error_count: number;
+                                        /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                        external_unchecked?: number;
+                                        /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                        resources_unchecked?: number;
                                     };
                                     /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                     changes?: {
@@ -5633,8 +5760,11 @@ export interface operations {
                                             [key: string]: "***";
                                         };
                                     };
-                                    /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                    link_report: boolean;
+                                    /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                    link_report: boolean | {
+                                        external: boolean;
+                                        resources: boolean;
+                                    };
                                     /** @description robots.txt rules obeyed, or ignored (with auth). */
                                     robots?: "obey" | "ignore";
                                     /** @description noindex obeyed, or ignored (with auth). */
@@ -5715,6 +5845,10 @@ export interface operations {
                                         broken_count: number;
                                         redirect_count: number;
                                         sitemap_error_count: number;
+                                        /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                        external_unchecked?: number;
+                                        /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                        resources_unchecked?: number;
                                     };
                                     /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                     changes?: {
@@ -5976,8 +6110,11 @@ export interface operations {
                                         [key: string]: "***";
                                     };
                                 };
-                                /** @description The link report: counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
-                                link_report: boolean;
+                                /** @description The link report (as an object: with its checks beyond the origin): counts in `result.links`, lists at GET /api/jobs/{id}/links.json. */
+                                link_report: boolean | {
+                                    external: boolean;
+                                    resources: boolean;
+                                };
                                 /** @description robots.txt rules obeyed, or ignored (with auth). */
                                 robots?: "obey" | "ignore";
                                 /** @description noindex obeyed, or ignored (with auth). */
@@ -6058,6 +6195,10 @@ export interface operations {
                                     broken_count: number;
                                     redirect_count: number;
                                     sitemap_error_count: number;
+                                    /** @description With `external`: distinct links to other origins met past the 10,000 checked. */
+                                    external_unchecked?: number;
+                                    /** @description With `resources`: distinct resource URLs met past the 10,000 checked. */
+                                    resources_unchecked?: number;
                                 };
                                 /** @description A site's run: URLs added, removed, changed (fingerprint) and unchanged against its previous successful run. */
                                 changes?: {
