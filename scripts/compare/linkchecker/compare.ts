@@ -375,7 +375,7 @@ function report(g: GenapiRun, l: { rows: LinkCheckerRow[]; seconds: number }, ac
         linkchecker: lBroken.get(u)!.result,
         why: explain(u, "LinkChecker"),
       })),
-  ];
+  ].sort((a, b) => a.broken_for.localeCompare(b.broken_for) || a.url.localeCompare(b.url));
   // What each asked the stand-ins (hosts that refuse, do not resolve or fail TLS never log a request).
   const asked = { genapi: new Set<string>(), LinkChecker: new Set<string>() };
   for (const line of accessLog.split("\n")) {
