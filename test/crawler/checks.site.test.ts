@@ -109,3 +109,35 @@ test("a host paused by 429 holds up its own checks, not another host's: each ori
     quick.stop(true);
   }
 }, 30_000);
+
+test("a resource of the crawl's own origin is requested only where a page would be: robots.txt and exclude keep it out", async () => {
+  const requested: string[] = [];
+  const site = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const path = new URL(req.url).pathname;
+      requested.push(`${req.method} ${path}`);
+      if (path === "/robots.txt") return new Response("User-agent: *\nDisallow: /private/\n");
+      if (path === "/") {
+        const imgs = ["/private/a.png", "/drafts/b.png", "/c.png"].map((src) => `<img src="${src}">`).join("");
+        return new Response(imgs, { headers: { "content-type": "text/html" } });
+      }
+      return new Response(null, { status: 404 });
+    },
+  });
+  try {
+    const network = createCrawlNetwork({ policy: { allowPrivate: true, allowTargets: [] } });
+    const result = await crawlSite(
+      `http://127.0.0.1:${site.port}/`,
+      defaultCrawlLimits,
+      { fetch: network, now: Date.now, userAgent: "genapi/1.0.0" },
+      undefined,
+      { ...defaultCrawlOptions(10), exclude: ["/drafts/"], link_report: { external: false, resources: true } },
+    );
+    expect(requested).toEqual(["GET /robots.txt", "GET /", "HEAD /c.png"]);
+    expect(result.links!.broken.map((b) => b.url)).toEqual([`http://127.0.0.1:${site.port}/c.png`]);
+  } finally {
+    site.stop(true);
+  }
+});
