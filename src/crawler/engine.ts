@@ -689,7 +689,9 @@ class Crawl {
 
   /**
    * The page's links to other origins (followed and nofollow alike, as referrers are counted) and
-   * the resources it loads, for link_report's checks: each counted, and checked when new.
+   * the resources it loads, for link_report's checks: each counted, and checked when new. A resource
+   * of the crawl's own origin is requested only where a page would be: robots.txt allows it and
+   * `exclude` does not match it.
    */
   private meetChecks(from: string, page: PageRead): void {
     const checker = this.checker!;
@@ -697,7 +699,10 @@ class Crawl {
       for (const list of [page.links, page.nofollowLinks])
         for (const link of list) if (!link.startsWith(this.scopePrefix)) checker.meet("external", link, from);
     }
-    for (const url of page.resources ?? []) checker.meet("resource", url, from);
+    for (const url of page.resources ?? []) {
+      if (url.startsWith(this.scopePrefix) && (!this.robots!.allows(url) || this.filter.excluded(url))) continue;
+      checker.meet("resource", url, from);
+    }
   }
 
   /**

@@ -53,3 +53,91 @@ test("past the cap nothing more is requested; the distinct rest is counted, howe
     outside.stop(true);
   }
 });
+
+test("a host paused by 429 holds up its own checks, not another host's: each origin gets at most half the slots", async () => {
+  const log: { at: number; host: string }[] = [];
+  let firstAt = 0;
+  const paused = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch() {
+      const now = performance.now();
+      if (firstAt === 0) firstAt = now;
+      log.push({ at: now, host: "paused" });
+      // Throttled for its first second, each answer asking for a 2 s pause.
+      return now - firstAt < 1_000 ? new Response(null, { status: 429, headers: { "retry-after": "2" } }) : new Response(null);
+    },
+  });
+  const quick = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch() {
+      log.push({ at: performance.now(), host: "quick" });
+      return new Response(null, { status: 404 });
+    },
+  });
+  const P = `http://127.0.0.1:${paused.port}`;
+  const Q = `http://127.0.0.1:${quick.port}`;
+  const html =
+    Array.from({ length: 8 }, (_, i) => `<a href="${P}/p${i}">p</a>`).join("") +
+    Array.from({ length: 6 }, (_, i) => `<a href="${Q}/q${i}">q</a>`).join("");
+  const site = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      if (new URL(req.url).pathname === "/robots.txt") return new Response("", { status: 404 });
+      return new Response(html, { headers: { "content-type": "text/html" } });
+    },
+  });
+  try {
+    const network = createCrawlNetwork({ policy: { allowPrivate: true, allowTargets: [] } });
+    const result = await crawlSite(
+      `http://127.0.0.1:${site.port}/`,
+      defaultCrawlLimits,
+      { fetch: network, now: Date.now, userAgent: "genapi/1.0.0" },
+      undefined,
+      { ...defaultCrawlOptions(10), link_report: { external: true, resources: false } },
+    );
+    expect(result.links!.broken.map((b) => b.url)).toEqual(Array.from({ length: 6 }, (_, i) => `${Q}/q${i}`));
+    const quickAt = log.filter((r) => r.host === "quick").map((r) => r.at - firstAt);
+    expect(quickAt).toHaveLength(6);
+    // The paused host's 2 s never delayed the other host's checks.
+    for (const at of quickAt) expect(at).toBeLessThan(1_000);
+  } finally {
+    site.stop(true);
+    paused.stop(true);
+    quick.stop(true);
+  }
+}, 30_000);
+
+test("a resource of the crawl's own origin is requested only where a page would be: robots.txt and exclude keep it out", async () => {
+  const requested: string[] = [];
+  const site = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const path = new URL(req.url).pathname;
+      requested.push(`${req.method} ${path}`);
+      if (path === "/robots.txt") return new Response("User-agent: *\nDisallow: /private/\n");
+      if (path === "/") {
+        const imgs = ["/private/a.png", "/drafts/b.png", "/c.png"].map((src) => `<img src="${src}">`).join("");
+        return new Response(imgs, { headers: { "content-type": "text/html" } });
+      }
+      return new Response(null, { status: 404 });
+    },
+  });
+  try {
+    const network = createCrawlNetwork({ policy: { allowPrivate: true, allowTargets: [] } });
+    const result = await crawlSite(
+      `http://127.0.0.1:${site.port}/`,
+      defaultCrawlLimits,
+      { fetch: network, now: Date.now, userAgent: "genapi/1.0.0" },
+      undefined,
+      { ...defaultCrawlOptions(10), exclude: ["/drafts/"], link_report: { external: false, resources: true } },
+    );
+    expect(requested).toEqual(["GET /robots.txt", "GET /", "HEAD /c.png"]);
+    expect(result.links!.broken.map((b) => b.url)).toEqual([`http://127.0.0.1:${site.port}/c.png`]);
+  } finally {
+    site.stop(true);
+  }
+});

@@ -152,3 +152,38 @@ describe("readStartTags: JSON-LD", () => {
     expect(jsonLd(`<p>`)).toEqual([]);
   });
 });
+
+describe("readStartTags: resources (the link report's resource checks)", () => {
+  const html = `<img src="/a.png" srcset="/b.png 2x"><script src="/s.js"></script><script>document.write('<audio src="/no.mp3">')</script>
+    <picture><source srcset="/c.webp" src="/d.webm"></picture><video src="/v.mp4" poster="/p.jpg"></video><audio src="/m.mp3"></audio>
+    <svg><script src="/svg.js"></script></svg><textarea><script src="/text.js"></script></textarea>`;
+  const read = (resources: boolean) => {
+    const seen: string[] = [];
+    readStartTags(
+      html,
+      (name, attributes) => {
+        const values = (["src", "srcset", "poster"] as const).map((key) => attributes.get(key)).filter((v) => v !== undefined);
+        seen.push(`${name} ${values.join(" ")}`);
+      },
+      false,
+      resources,
+    );
+    return seen;
+  };
+
+  test("off: script, source, video and audio are not reported (the scan is as before)", () => {
+    expect(read(false)).toEqual(["img /a.png /b.png 2x"]);
+  });
+
+  test("on: they are, with src, srcset and poster; a script's text and a textarea's are not markup", () => {
+    expect(read(true)).toEqual([
+      "img /a.png /b.png 2x",
+      "script /s.js",
+      "script ",
+      "source /d.webm /c.webp",
+      "video /v.mp4 /p.jpg",
+      "audio /m.mp3",
+      "script /svg.js",
+    ]);
+  });
+});
