@@ -59,6 +59,19 @@ export class BufferedResponse extends (Response as unknown as new (body: null, i
     return this.#take();
   }
 
+  /**
+   * The body's bytes at once, as `bytes()` would resolve with them, when it is unread and nobody
+   * asked for its stream; else null (read it through `bytes()`). readCapped takes a page this way:
+   * no promise, and no abort listener to race it.
+   */
+  takeNow(): Uint8Array | null {
+    if (this.#stream !== null || this.#used) return null;
+    this.#used = true;
+    const bytes = this.#bytes!;
+    this.#bytes = null;
+    return bytes;
+  }
+
   async arrayBuffer(): Promise<ArrayBuffer> {
     const bytes = await this.#take();
     return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
