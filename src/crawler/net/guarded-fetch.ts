@@ -62,7 +62,8 @@ export function createGuardedFetch(
     if (headers !== lastHeaders || url.host !== lastHost) {
       lastHeaders = headers;
       lastHost = url.host;
-      sent = { ...withoutHost(headers), Host: url.host };
+      // Frozen: the client checks and writes a frozen record's fields once.
+      sent = Object.freeze({ ...withoutHost(headers), Host: url.host });
     }
     // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
     // robots.txt judged that URL.
