@@ -1,5 +1,10 @@
 // Requests: where one goes (a Target: the checked IP address, port and TLS options, which key the
 // pool's connections) and its request line and header section, written as fetch would write them.
+//
+// A crawl sends one header record for every page of a host. When it is frozen (the guarded fetcher
+// and the credentials freeze theirs) its fields are checked and written once and kept with it:
+// `prepare` of a page's request 1.21-1.30 µs -> 0.78-1.06 µs (Bun 1.4.4, medians of 7 x 200,000,
+// three headers, on a machine at load ~30; notes/bench-profile.md section 16).
 
 const ACCEPT_ENCODING = "gzip, deflate, br";
 /** What fetch sends when the caller names no User-Agent. */
