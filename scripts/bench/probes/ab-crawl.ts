@@ -4,7 +4,11 @@
 // is the crawl's CPU ms a page (the child's user + system time ÷ pages), which the shared machine's
 // other work disturbs far less than wall time.
 //
-//   bun scripts/bench/probes/ab-crawl.ts [--pages 10000] [--runs 6] NAME=EXECUTABLE ...
+//   bun scripts/bench/probes/ab-crawl.ts [--pages 10000] [--runs 6] [--wget2 8] NAME=EXECUTABLE ...
+//
+// With --wget2 N, wget2 fetching each page once with N threads (the crawl sections' command) takes
+// its turn in every round too, and each executable's median is also given as a ratio to wget2's
+// CPU a page, so that the ratio comes from one session on the shared machine.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -17,7 +21,7 @@ import { prepareTools } from "../harness/tools.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { pages: { type: "string", default: "10000" }, runs: { type: "string", default: "6" } },
+  options: { pages: { type: "string", default: "10000" }, runs: { type: "string", default: "6" }, wget2: { type: "string" } },
   allowPositionals: true,
 });
 const subjects = positionals.map((arg) => {
@@ -32,31 +36,61 @@ const tools = prepareTools(false, log);
 const dir = join(workDir, "site");
 generateSite(dir, pages);
 const site = await serveSite({ tools, workDir }, dir, "ab");
-const cpu: Record<string, number[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
+const wget2Threads = values.wget2 === undefined ? undefined : Number(values.wget2);
+if (wget2Threads !== undefined && tools.wget2.argv === undefined) throw new Error("--wget2: wget2 is not installed");
+const WGET2 = "wget2";
+const names = [...subjects.map((s) => s.name), ...(wget2Threads === undefined ? [] : [WGET2])];
+const cpu: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+const rss: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+
+/** One crawl: the child's CPU ms and peak RSS (MB), and the pages it fetched. */
+async function crawl(name: string): Promise<{ ms: number; rssMb: number; pages: number }> {
+  const subject = subjects.find((s) => s.name === name);
+  const argv =
+    subject === undefined
+      ? [
+          ...tools.wget2.argv!,
+          "--delete-after",
+          "--recursive",
+          "--level=0",
+          `--max-threads=${wget2Threads}`,
+          "--no-parent",
+          "--no-directories",
+          "--quiet",
+          `${site.timing.url}/`,
+        ]
+      : [subject.path, "crawl", `${site.timing.url}/`, "--quiet", "--json", "--max-pages", String(pages * 2)];
+  const proc = Bun.spawn(pinned(CORES.server, argv), { cwd: workDir, stdout: "ignore", stderr: "pipe" });
+  const stderr = await new Response(proc.stderr).text();
+  await proc.exited;
+  // wget2 fetches every page of the site once (the crawl sections check it by nginx's request count).
+  const crawled = subject === undefined ? pages : (JSON.parse(stderr) as { pages_crawled: number }).pages_crawled;
+  const usage = proc.resourceUsage()!;
+  return {
+    ms: (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000,
+    rssMb: usage.maxRSS / 1024 / 1024,
+    pages: crawled,
+  };
+}
+
 try {
   for (let run = 0; run < Number(values.runs); run++) {
-    const order = run % 2 === 0 ? subjects : [...subjects].reverse();
-    for (const subject of order) {
-      const proc = Bun.spawn(
-        pinned(CORES.server, [subject.path, "crawl", `${site.timing.url}/`, "--quiet", "--json", "--max-pages", String(pages * 2)]),
-        {
-          stdout: "ignore",
-          stderr: "pipe",
-        },
-      );
-      const report = JSON.parse(await new Response(proc.stderr).text()) as { pages_crawled: number };
-      await proc.exited;
-      const usage = proc.resourceUsage()!;
-      const ms = (Number(usage.cpuTime.user) + Number(usage.cpuTime.system)) / 1000;
-      cpu[subject.name]!.push(ms / report.pages_crawled);
-      log(`run ${run + 1} ${subject.name}: ${(ms / report.pages_crawled).toFixed(4)} CPU ms a page (${report.pages_crawled} pages)`);
+    const order = run % 2 === 0 ? names : [...names].reverse();
+    for (const name of order) {
+      const { ms, rssMb, pages: crawled } = await crawl(name);
+      cpu[name]!.push(ms / crawled);
+      rss[name]!.push(rssMb);
+      log(`run ${run + 1} ${name}: ${(ms / crawled).toFixed(4)} CPU ms a page (${crawled} pages), peak RSS ${rssMb.toFixed(1)} MB`);
     }
   }
-  const base = summarize(cpu[subjects[0]!.name]!)!.median;
-  for (const subject of subjects) {
-    const s = summarize(cpu[subject.name]!)!;
+  const base = summarize(cpu[names[0]!]!)!.median;
+  const wget2 = wget2Threads === undefined ? undefined : summarize(cpu[WGET2]!)!.median;
+  for (const name of names) {
+    const s = summarize(cpu[name]!)!;
+    const r = summarize(rss[name]!)!;
+    const vsWget2 = wget2 === undefined || name === WGET2 ? "" : `, ${(s.median / wget2).toFixed(2)}x wget2`;
     console.log(
-      `${subject.name}: median ${s.median.toFixed(4)} CPU ms a page (${s.min.toFixed(4)}-${s.max.toFixed(4)}), ${(s.median / base).toFixed(3)}x ${subjects[0]!.name}`,
+      `${name}: median ${s.median.toFixed(4)} CPU ms a page (${s.min.toFixed(4)}-${s.max.toFixed(4)}), ${(s.median / base).toFixed(3)}x ${names[0]}${vsWget2}; peak RSS median ${r.median.toFixed(1)} MB (${r.min.toFixed(1)}-${r.max.toFixed(1)})`,
     );
   }
 } finally {

@@ -1,6 +1,6 @@
 // Bounded body reads: an untrusted body is never read whole (Bun's fetch has no decompressed-size cap).
 import { untilAborted } from "./abort.ts";
-import { BODY_IN_MEMORY } from "./http1/buffered-response.ts";
+import { BODY_IN_MEMORY, BufferedResponse } from "./http1/buffered-response.ts";
 
 export { BODY_IN_MEMORY };
 
@@ -31,7 +31,9 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
   }
   // A body already in memory is taken as it is: no reader, no copy.
   if (BODY_IN_MEMORY in res) {
-    const bytes = await untilAborted(res.bytes(), signal);
+    signal.throwIfAborted();
+    const now = res instanceof BufferedResponse ? res.takeNow() : null;
+    const bytes = now ?? (await untilAborted(res.bytes(), signal));
     if (large && !entered && bytes.byteLength > large.threshold) await large.enter();
     return bytes.byteLength > maxBytes ? { bytes: bytes.subarray(0, maxBytes), overflow: true } : { bytes, overflow: false };
   }

