@@ -28,6 +28,8 @@ export const SCHEDULER_POLL_MS = 1_000;
 const DUE_BATCH = 50;
 /** Frontier URLs whose history is read with a URL not read yet (one query). */
 const READ_AHEAD = 500;
+/** Rows held below which the next window is read (above the URLs a crawl takes at once). */
+const LOW_WATER = 100;
 
 export interface SiteRunDeps {
   sites: SiteStore;
@@ -162,23 +164,40 @@ export function siteRun(sites: SiteStore, jobId: string, lastSuccess: string | n
   /** Rows read ahead and not asked for yet (links packed); null: the previous run has no row of the URL. */
   const ahead = new Map<string, StoredPage | null>();
   let reading: Promise<void> = Promise.resolve();
-  const readAhead = (url: string): Promise<void> => {
-    // One read at a time, each choosing its URLs once the one before has landed (none read twice).
+  /** URLs the crawl asked for that are not held: read with the next read. */
+  const wanted = new Set<string>();
+  /** Reads the wanted URLs and the next READ_AHEAD URLs of the frontier that are not held yet, in one query. */
+  const readAhead = (): Promise<void> => {
+    // One read at a time, each choosing its URLs once the one before has landed (none read twice):
+    // the crawl's requests that miss at once (its first pages) share one read.
     const read = reading.then(async () => {
-      if (ahead.has(url)) return;
-      const urls = [url, ...upcoming(READ_AHEAD).filter((next) => next !== url && !ahead.has(next))];
-      const rows = await sites.previousPages(from!, urls);
+      const urls = new Set([...wanted].filter((url) => !ahead.has(url)));
+      wanted.clear();
+      for (const next of upcoming(READ_AHEAD)) if (!ahead.has(next)) urls.add(next);
+      if (urls.size === 0) return;
+      const list = [...urls];
+      const rows = await sites.previousPages(from!, list);
       // Rows read ahead that the crawl never asked for (URLs dropped, or taken by an earlier attempt): let go.
       if (ahead.size > 4 * READ_AHEAD) ahead.clear();
-      for (const next of urls) ahead.set(next, null);
+      for (const next of list) ahead.set(next, null);
       for (const page of rows) ahead.set(page.url, page);
     });
     reading = read.catch(() => {});
     return read;
   };
+  let prefetching = false;
   const take = (url: string): PageMemory | null => {
     const page = ahead.get(url);
     ahead.delete(url);
+    // The next window is read while this one still holds the URLs the crawl took and has not asked
+    // for yet (taken from the frontier, they are no longer among the upcoming ones). A read that
+    // fails here is tried again, and its error met, when the crawl asks for one of its URLs.
+    if (ahead.size < LOW_WATER && !prefetching) {
+      prefetching = true;
+      void readAhead()
+        .catch(() => {})
+        .finally(() => (prefetching = false));
+    }
     return page ? unpackPage(page) : null;
   };
   return {
@@ -187,7 +206,10 @@ export function siteRun(sites: SiteStore, jobId: string, lastSuccess: string | n
         ? NO_HISTORY
         : {
             previous: async (url) => {
-              if (!ahead.has(url)) await readAhead(url);
+              if (!ahead.has(url)) {
+                wanted.add(url);
+                await readAhead();
+              }
               return take(url);
             },
           },
