@@ -23,19 +23,28 @@ const page = (i: number, fingerprint = `f${i}`): PageMemory => ({
 });
 
 /** The store, counting the statements a run sends. */
-function store(): { sites: SiteStore; calls: Record<string, number> } {
+function store(): { sites: SiteStore; calls: { previousPages: number; putPages: number; carryPages: number } } {
   const db = new Database(":memory:", { strict: true });
   migrate(db, sqliteMigrations);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const sites = createSqliteSiteStore({ read: direct, write: direct });
-  const calls: Record<string, number> = { previousPages: 0, putPages: 0, carryPages: 0 };
+  const calls = { previousPages: 0, putPages: 0, carryPages: 0 };
   return {
     calls,
     sites: {
       ...sites,
-      previousPages: (...args) => (calls.previousPages!++, sites.previousPages(...args)),
-      putPages: (...args) => (calls.putPages!++, sites.putPages(...args)),
-      carryPages: (...args) => (calls.carryPages!++, sites.carryPages(...args)),
+      previousPages: (...args) => {
+        calls.previousPages++;
+        return sites.previousPages(...args);
+      },
+      putPages: (...args) => {
+        calls.putPages++;
+        return sites.putPages(...args);
+      },
+      carryPages: (...args) => {
+        calls.carryPages++;
+        return sites.carryPages(...args);
+      },
     },
   };
 }
