@@ -178,13 +178,18 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
 
     const bigSize = ctx.plan.sitesBigPages ?? (smoke ? SMOKE_BIG_PAGES : FULL_BIG_PAGES);
     const bigSite = await startServer([BUN, join(import.meta.dir, "sites.ts"), "--serve-site", String(bigSize)], ctx.workDir, CORES.load);
-    let big: { store: string; runs?: { first: Run; second: Run } }[];
+    const stores = ctx.plan.sitesBigStores ?? ["sqlite", "postgresql"];
+    const big: { store: string; runs?: { first: Run; second: Run } }[] = [];
     try {
-      ctx.log(`sites: run 1 and run 2 over a ${fmt(bigSize)}-page site on SQLite`);
-      big = [{ store: "SQLite", runs: await bigRuns(ctx, bigSite, bigSize, newDb(mkdtempSync(join(ctx.workDir, "sites-big-")))) }];
-      const pg = await postgresUrl();
-      ctx.log(pg ? `sites: the same on PostgreSQL` : "sites: PostgreSQL not installed");
-      big.push({ store: "PostgreSQL", ...(pg ? { runs: await bigRuns(ctx, bigSite, bigSize, pg) } : {}) });
+      if (stores.includes("sqlite")) {
+        ctx.log(`sites: run 1 and run 2 over a ${fmt(bigSize)}-page site on SQLite`);
+        big.push({ store: "SQLite", runs: await bigRuns(ctx, bigSite, bigSize, newDb(mkdtempSync(join(ctx.workDir, "sites-big-")))) });
+      }
+      if (stores.includes("postgresql")) {
+        const pg = await postgresUrl();
+        ctx.log(pg ? `sites: run 1 and run 2 over a ${fmt(bigSize)}-page site on PostgreSQL` : "sites: PostgreSQL not installed");
+        big.push({ store: "PostgreSQL", ...(pg ? { runs: await bigRuns(ctx, bigSite, bigSize, pg) } : {}) });
+      }
     } finally {
       await bigSite.stop();
     }
