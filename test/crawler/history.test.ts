@@ -1,4 +1,4 @@
-// A page's links as the store keeps them (history.ts packLinks): relative to the origin, deflated
+// A page's links as the store keeps them (src/crawler/history.ts packLinks): relative to the origin, deflated
 // only from a kilobyte on, and read back as they were given.
 import { expect, test } from "bun:test";
 import { packLinks, unpackLinks } from "../../src/crawler/index.ts";
