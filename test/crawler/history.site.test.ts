@@ -15,6 +15,7 @@ import {
   type RecordResult,
   runCrawl,
 } from "../../src/crawler/index.ts";
+import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { sitesStoppedAfterEach } from "../support/site.ts";
 
 const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
@@ -63,4 +64,30 @@ test("a page read as the previous run left it is kept as unchanged; a new ETag o
   expect(second.kept.get("/no-etag")).toEqual(unchanged("/no-etag"));
   expect(second.kept.get("/new-etag")).toEqual({ ...memories.get(`${site.url}/new-etag`)!, etag: '"v2"' });
   expect(second.kept.get("/new-links")).toEqual({ ...memories.get(`${site.url}/new-links`)!, links: [`${site.url}/`] });
+});
+
+test("a page answered 304 that `include` no longer lists is kept with that verdict, in full", async () => {
+  const page = (body: string, etag: string) => (req: Request) =>
+    req.headers.get("if-none-match") === etag
+      ? new Response(null, { status: 304, headers: { etag } })
+      : new Response(`<!DOCTYPE html><title>t</title><main>${body}</main>`, { headers: { "content-type": "text/html", etag } });
+  const site = await serve({
+    "/": page(`<a href="/kept">k</a><a href="/left">l</a>`, '"home"'),
+    "/kept": page("k", '"k"'),
+    "/left": page("l", '"l"'),
+  });
+  const first = new KeepingState();
+  await runCrawl(`${site.url}/`, first, defaultCrawlLimits, deps, { history: NO_HISTORY });
+  const memories = new Map([...first.kept.values()].map((kept) => [kept.url, kept as PageMemory]));
+  expect(memories.get(`${site.url}/left`)!.exclusion).toBeNull();
+
+  const second = new KeepingState();
+  const crawl = { ...defaultCrawlOptions(defaultCrawlLimits.maxPages), include: ["/$", "/kept"] };
+  await runCrawl(`${site.url}/`, second, defaultCrawlLimits, deps, {
+    history: { previous: async (url) => memories.get(url) ?? null },
+    crawl,
+  });
+  expect(second.kept.get("/kept")).toEqual({ url: `${site.url}/kept`, unchanged: true });
+  // Its row must say it is not listed: the change set counts it removed.
+  expect(second.kept.get("/left")).toEqual({ ...memories.get(`${site.url}/left`)!, exclusion: "filtered" });
 });
