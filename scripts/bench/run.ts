@@ -4,13 +4,17 @@
 //
 //   bun scripts/bench/run.ts [--smoke] [--out FILE] [--json FILE] [--only a,b] [--runs N]
 //                            [--sizes PAGES,PAGES] [--job-pages PAGES] [--job-pg URL]
-//                            [--render-pages PAGES] [--binary PATH] [--keep] [--carry FILE]
+//                            [--site-pages PAGES] [--site-big-pages PAGES] [--site-big-stores LIST]
+//                            [--render-pages PAGES]
+//                            [--binary PATH] [--keep] [--carry FILE]
 // --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
 // crawl-cli, jobs, sites, politeness, link-report, render); --binary measures another genapi executable (e.g. a scratch build of a
 // proposed change); --keep leaves the work directory; --carry takes the sections this run leaves
 // out from an earlier run's --json file, marked in the report as carried over. --job-pages sizes the
 // jobs section's big site (1,000,000 by default) and --job-pg names an empty PostgreSQL database for
-// its PostgreSQL job (by default a throwaway cluster, as the tests start one); --render-pages sizes
+// its PostgreSQL job (by default a throwaway cluster, as the tests start one); --site-pages and
+// --site-big-pages size the sites section's sites (100,000 and 1,000,000 by default), --site-big-stores
+// picks the big site's stores (sqlite,postgresql by default); --render-pages sizes
 // the render section's application (2,000 by default: about an hour at 1, 2 and 4 tabs).
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -37,6 +41,8 @@ const { values } = parseArgs({
     "job-pages": { type: "string" },
     "job-pg": { type: "string" },
     "site-pages": { type: "string" },
+    "site-big-pages": { type: "string" },
+    "site-big-stores": { type: "string" },
     "render-pages": { type: "string" },
     binary: { type: "string" },
     keep: { type: "boolean", default: false },
@@ -52,6 +58,8 @@ if (values.sizes !== undefined) plan.sitePages = values.sizes.split(",").map(Num
 if (values["job-pages"] !== undefined) plan.jobPages = Number(values["job-pages"]);
 if (values["job-pg"] !== undefined) plan.jobPostgresUrl = values["job-pg"];
 if (values["site-pages"] !== undefined) plan.sitesPages = Number(values["site-pages"]);
+if (values["site-big-pages"] !== undefined) plan.sitesBigPages = Number(values["site-big-pages"]);
+if (values["site-big-stores"] !== undefined) plan.sitesBigStores = values["site-big-stores"].split(",") as ("sqlite" | "postgresql")[];
 if (values["render-pages"] !== undefined) plan.renderPages = Number(values["render-pages"]);
 const only = (values.only?.split(",") ?? Object.keys(SECTIONS)) as SectionId[];
 const workDir = mkdtempSync("/tmp/genapi-bench-");

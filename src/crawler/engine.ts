@@ -2,7 +2,7 @@
 // (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import { readCapped } from "./net/body.ts";
-import { conditionalHeaders, type PageHistory, type PageMemory, siteLastmod } from "./history.ts";
+import { conditionalHeaders, type PageHistory, type PageKept, type PageMemory, samePage, siteLastmod } from "./history.ts";
 import { largePages } from "./page-budget.ts";
 import { defaultCrawlOptions, hasLinkReport, linkChecksOf, sitemapFeatures, type CrawlOptions } from "./options.ts";
 import { CheckRunner } from "./checks.ts";
@@ -265,7 +265,7 @@ interface PageRead {
   /** With link_report's resources checks: the resources the page loads (html/links.ts). */
   resources?: string[];
   /** In a site's run: the page as this run read it, for the next run. */
-  memory?: PageMemory;
+  memory?: PageKept;
 }
 
 /** A redirect a chain passed: the URL, its 3xx and its Location, for the link report. */
@@ -861,7 +861,7 @@ class Crawl {
     const { entry } = page;
     entry.lastmod = siteLastmod(previous, fingerprint, entry.lastmod, this.deps.now());
     const extra = entry.alternates || entry.images ? { alternates: entry.alternates, images: entry.images } : null;
-    page.memory = {
+    const memory: PageMemory = {
       url: entry.loc,
       etag: headers.get("etag"),
       lastModified: headers.get("last-modified"),
@@ -872,6 +872,7 @@ class Crawl {
       links: page.links,
       extra,
     };
+    page.memory = previous !== null && samePage(memory, previous) ? { url: memory.url, unchanged: true } : memory;
     return page;
   }
 
@@ -881,14 +882,15 @@ class Crawl {
     if (previous.lastmod !== null) entry.lastmod = previous.lastmod;
     if (previous.extra?.alternates) entry.alternates = previous.extra.alternates;
     if (previous.extra?.images) entry.images = previous.extra.images;
+    // `include` may have changed since: the listing follows today's options.
+    const exclusion = previous.exclusion ?? (this.filter.included(previous.url) ? undefined : "filtered");
     // A 304 may send new validators (RFC 9110 15.4.5); the others stay as they were.
-    const memory = {
+    const memory: PageMemory = {
       ...previous,
       etag: headers.get("etag") ?? previous.etag,
       lastModified: headers.get("last-modified") ?? previous.lastModified,
+      exclusion: exclusion ?? null,
     };
-    // `include` may have changed since: the listing follows today's options.
-    const exclusion = previous.exclusion ?? (this.filter.included(previous.url) ? undefined : "filtered");
     return {
       exclusion,
       entry,
@@ -897,7 +899,7 @@ class Crawl {
       invalid: [],
       linksDropped: false,
       nofollowLinks: [],
-      memory,
+      memory: samePage(memory, previous) ? { url: memory.url, unchanged: true } : memory,
     };
   }
 

@@ -22,9 +22,12 @@ export {
   NO_HISTORY,
   packLinks,
   type PageHistory,
+  type PageKept,
   type PageMemory,
+  type StoredPage,
   siteLastmod,
   unpackLinks,
+  unpackPage,
   w3cSeconds,
 } from "./history.ts";
 export { originOf } from "./url/url.ts";

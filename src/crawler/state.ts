@@ -26,7 +26,7 @@
  */
 import { emptyExclusionReport, recordExclusion, type ExclusionReason, type ExclusionReport } from "./exclusions.ts";
 import type { SitemapEntry } from "./output/xml.ts";
-import type { PageMemory } from "./history.ts";
+import type { PageKept } from "./history.ts";
 import { LinkLedger } from "./links/ledger.ts";
 import { isReferrerLink, type LinkFacts, type SeenUrls } from "./links/model.ts";
 import type { LinkSource } from "./links/report.ts";
@@ -76,7 +76,7 @@ export interface PageRecord {
    */
   linkFacts?: LinkFacts;
   /** A site's run: the page as this run read it, which the state keeps for the next run (history.ts). */
-  memory?: PageMemory;
+  memory?: PageKept;
 }
 
 export interface RecordResult {

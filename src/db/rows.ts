@@ -1,7 +1,7 @@
 // The row mapping both backends share: the column lists their statements select (keys, jobs, link
 // rows, sites, a run's pages), the lease condition, and how a row becomes a record. The SQL itself is
 // each backend's (src/db/sqlite/, src/db/postgres/).
-import { type LinkRow, originOf, packLinks, type PageMemory, unpackLinks } from "../crawler/index.ts";
+import { type LinkRow, originOf, packLinks, type PageMemory, type StoredPage } from "../crawler/index.ts";
 import type { StoredSite } from "../sites/site-store.ts";
 import type { StoredJob } from "../jobs/job-store.ts";
 import type { JobStatus } from "../jobs/model.ts";
@@ -132,6 +132,12 @@ export function siteFromRow(row: SiteRow): StoredSite {
 /** The columns of a PageMemory (job_pages), in pageParams' order after job_id. */
 export const PAGE_COLUMNS = "url, etag, last_modified, fingerprint, lastmod, exclusion, canonical, links, extra";
 
+/** An upsert's SET of a page row (a continued run reads a page again): every column but the key from `excluded`. */
+export const PAGE_UPDATE = PAGE_COLUMNS.split(", ")
+  .slice(1)
+  .map((column) => `${column} = excluded.${column}`)
+  .join(", ");
+
 export interface PageRow {
   url: string;
   etag: string | null;
@@ -144,7 +150,7 @@ export interface PageRow {
   extra: string | null;
 }
 
-export function pageFromRow(row: PageRow): PageMemory {
+export function pageFromRow(row: PageRow): StoredPage {
   return {
     url: row.url,
     etag: row.etag,
@@ -153,7 +159,7 @@ export function pageFromRow(row: PageRow): PageMemory {
     lastmod: row.lastmod,
     exclusion: row.exclusion as PageMemory["exclusion"],
     canonical: row.canonical,
-    links: unpackLinks(originOf(row.url), row.links),
+    packedLinks: row.links,
     extra: parseJson(row.extra),
   };
 }

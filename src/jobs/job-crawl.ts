@@ -10,7 +10,7 @@ import {
   crawlErrorAnswer,
   defaultCrawlLimits,
   type PageHistory,
-  type PageMemory,
+  type PageKept,
   type PolitenessReport,
   runCrawl,
 } from "../crawler/index.ts";
@@ -38,14 +38,22 @@ export interface JobCrawlDeps {
 
 /** What a site's run needs of the sites: its history, and where its pages go. */
 export interface SiteRuns {
-  history(siteId: string): Promise<PageHistory | null>;
-  putPages(jobId: string, pages: PageMemory[]): Promise<void>;
+  /**
+   * Job `jobId`, a run of site `siteId` (null when the site is gone). `upcoming(n)`: the next URLs
+   * of the crawl's frontier, whose history is read ahead with the URL asked for.
+   */
+  open(siteId: string, jobId: string, upcoming: (n: number) => string[]): Promise<SiteRun | null>;
+}
+
+export interface SiteRun {
+  history: PageHistory;
+  /** Keeps the pages the run read (written beside each checkpoint) for the next run. */
+  putPages(pages: PageKept[]): Promise<void>;
 }
 
 export function createJobCrawl(deps: JobCrawlDeps) {
   return async (job: ClaimedJob, control: JobControl): Promise<CrawlEnd> => {
-    const sites = job.siteId ? deps.sites : undefined;
-    const history = sites ? await sites.history(job.siteId!) : null;
+    let site: SiteRun | null = null;
     const now = deps.crawl.now;
     const started = now();
     // Politeness counts of the earlier attempts, carried in the crawl facts of each checkpoint with
@@ -63,7 +71,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       {
         checkpoint: async ({ pages, ...batch }) => {
           // The pages first: a checkpoint that then fails leaves rows the next attempt writes again.
-          if (pages.length > 0 && sites) await sites.putPages(job.id, pages);
+          if (pages.length > 0 && site) await site.putPages(pages);
           return deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, {
             ...batch,
             crawl: { ...batch.crawl, politeness: withCarried(connection?.politeness(), carried) },
@@ -83,6 +91,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       },
       now,
     );
+    if (job.siteId && deps.sites) site = await deps.sites.open(job.siteId, job.id, (n) => state.upcoming(n));
     const limits = {
       ...defaultCrawlLimits,
       maxPages: job.options.max_pages,
@@ -105,7 +114,7 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       const run = await runCrawl(job.url, state, limits, crawlDeps, {
         signal: control.signal,
         crawl: options,
-        ...(history ? { history } : {}),
+        ...(site ? { history: site.history } : {}),
         ...(checkLedger ? { checkLedger } : {}),
       });
       await state.flush();

@@ -8,7 +8,7 @@ import {
   emptyExclusionReport,
   type FrontierItem,
   NO_LINK_FACTS,
-  type PageMemory,
+  type PageKept,
   type PageRecord,
   type RecordResult,
   type ResumePoint,
@@ -46,7 +46,7 @@ export const defaultStoreStateOptions: StoreStateOptions = {
 
 export interface Lease {
   /** Writes a checkpoint under the lease; false when it is lost (or the job cancelled); throws when the store failed. */
-  checkpoint: (batch: Parameters<JobCrawlState["checkpoint"]>[4] & { pages: PageMemory[] }) => Promise<boolean>;
+  checkpoint: (batch: Parameters<JobCrawlState["checkpoint"]>[4] & { pages: PageKept[] }) => Promise<boolean>;
   /** Called once when a checkpoint finds the lease lost, or is given up: the runner stops the crawl. */
   lost: () => void;
   /**
@@ -129,6 +129,11 @@ export class StoreCrawlState implements CrawlState {
       urlsListed: facts.urlsListed,
       truncated: facts.truncated,
     };
+  }
+
+  /** The URLs of the next `max` frontier items in memory, which take() will give next. */
+  upcoming(max: number): string[] {
+    return this.window.slice(0, max).map((item) => item.url);
   }
 
   take(max: number): Promise<{ items: FrontierItem[]; queued: number }> {
@@ -344,7 +349,7 @@ interface Batch {
   seen: string[];
   entries: StoredEntry[];
   /** A site's run: the pages it read, for the next run's history (written beside the checkpoint). */
-  pages: PageMemory[];
+  pages: PageKept[];
   /** Every URL this batch makes seen: known here until its checkpoint is in the store. */
   urls: Set<string>;
 }

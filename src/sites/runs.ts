@@ -1,7 +1,17 @@
 // What sites do, as plain functions over the stores (routes.ts and service.ts call them; none sees a request):
 // create a site and queue its first run, start a run (on request or when due), the scheduler that
 // starts due runs, and what a successful run adds to its result (its change set, IndexNow).
-import { type CrawlAuth, type PageHistory, publicUrls, type Resolver, type TargetPolicy } from "../crawler/index.ts";
+import {
+  type CrawlAuth,
+  NO_HISTORY,
+  type PageMemory,
+  publicUrls,
+  type StoredPage,
+  unpackPage,
+  type Resolver,
+  type TargetPolicy,
+} from "../crawler/index.ts";
+import type { SiteRun } from "../jobs/job-crawl.ts";
 import type { JobCredentials } from "../jobs/job-credentials.ts";
 import { newCallbackSecret, newJobId, type NewJob } from "../jobs/job-store.ts";
 import type { JobResult } from "../jobs/model.ts";
@@ -16,6 +26,10 @@ const HOUR_MS = 3_600_000;
 export const SCHEDULER_POLL_MS = 1_000;
 /** Due sites started per look. */
 const DUE_BATCH = 50;
+/** Frontier URLs whose history is read with a URL not read yet (one query). */
+const READ_AHEAD = 500;
+/** Rows held below which the next window is read (above the URLs a crawl takes at once). */
+const LOW_WATER = 100;
 
 export interface SiteRunDeps {
   sites: SiteStore;
@@ -138,9 +152,79 @@ export function startScheduler(deps: SiteRunDeps & { log: (message: string) => v
   };
 }
 
-/** The previous successful run's pages, for a run of `site` (none before its first success). */
-export function siteHistory(sites: SiteStore, lastSuccess: string | null): PageHistory {
-  return { previous: async (url) => (lastSuccess === null ? null : sites.previousPage(lastSuccess, url)) };
+/**
+ * Run `jobId` of a site whose latest successful run is `lastSuccess` (null: none yet). Its history
+ * is that run's page rows, read a window at a time: a URL not read yet is read with the next
+ * READ_AHEAD URLs of the frontier (`upcoming`), in one query, and each read row is dropped once
+ * asked for, so at most a few windows of rows are held, whatever the site's size. Pages read
+ * unchanged are copied from that run's rows in the store; the others are written.
+ */
+export function siteRun(sites: SiteStore, jobId: string, lastSuccess: string | null, upcoming: (n: number) => string[]): SiteRun {
+  const from = lastSuccess;
+  /** Rows read ahead and not asked for yet (links packed); null: the previous run has no row of the URL. */
+  const ahead = new Map<string, StoredPage | null>();
+  let reading: Promise<void> = Promise.resolve();
+  /** URLs the crawl asked for that are not held: read with the next read. */
+  const wanted = new Set<string>();
+  /** Reads the wanted URLs and the next READ_AHEAD URLs of the frontier that are not held yet, in one query. */
+  const readAhead = (): Promise<void> => {
+    // One read at a time, each choosing its URLs once the one before has landed (none read twice):
+    // the crawl's requests that miss at once (its first pages) share one read.
+    const read = reading.then(async () => {
+      const urls = new Set([...wanted].filter((url) => !ahead.has(url)));
+      wanted.clear();
+      for (const next of upcoming(READ_AHEAD)) if (!ahead.has(next)) urls.add(next);
+      if (urls.size === 0) return;
+      const list = [...urls];
+      const rows = await sites.previousPages(from!, list);
+      // Rows read ahead that the crawl never asked for (URLs dropped, or taken by an earlier attempt): let go.
+      if (ahead.size > 4 * READ_AHEAD) ahead.clear();
+      for (const next of list) ahead.set(next, null);
+      for (const page of rows) ahead.set(page.url, page);
+    });
+    reading = read.catch(() => {});
+    return read;
+  };
+  let prefetching = false;
+  const take = (url: string): PageMemory | null => {
+    const page = ahead.get(url);
+    ahead.delete(url);
+    // The next window is read while this one still holds the URLs the crawl took and has not asked
+    // for yet (taken from the frontier, they are no longer among the upcoming ones). A read that
+    // fails here is tried again, and its error met, when the crawl asks for one of its URLs.
+    if (ahead.size < LOW_WATER && !prefetching) {
+      prefetching = true;
+      void readAhead()
+        .catch(() => {})
+        .finally(() => (prefetching = false));
+    }
+    return page ? unpackPage(page) : null;
+  };
+  return {
+    history:
+      from === null
+        ? NO_HISTORY
+        : {
+            previous: async (url) => {
+              if (!ahead.has(url)) {
+                wanted.add(url);
+                await readAhead();
+              }
+              return take(url);
+            },
+          },
+    putPages: async (pages) => {
+      const written: PageMemory[] = [];
+      const carried: string[] = [];
+      for (const page of pages) {
+        if ("unchanged" in page) carried.push(page.url);
+        else written.push(page);
+      }
+      if (written.length > 0) await sites.putPages(jobId, written);
+      // Only a page of the history is read unchanged: `from` is set.
+      if (carried.length > 0) await sites.carryPages(jobId, from!, carried);
+    },
+  };
 }
 
 export interface RunSuccessDeps {

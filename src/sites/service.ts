@@ -11,7 +11,7 @@ import type { RunnerDeps } from "../jobs/runner.ts";
 import type { KeyRecord, KeyStore } from "../keys/key-store.ts";
 import type { QuotaStore } from "../quota/quota.ts";
 import { siteRoutes, type SitesDeps } from "./routes.ts";
-import { completeRun, type SiteRunDeps, siteHistory, startScheduler } from "./runs.ts";
+import { completeRun, type SiteRunDeps, siteRun, startScheduler } from "./runs.ts";
 import type { SiteStore } from "./site-store.ts";
 
 export type SiteConfig = Pick<
@@ -65,11 +65,10 @@ export function createSiteService(config: SiteConfig, deps: SiteServiceDeps) {
     }),
     /** For the job runner: a site's run reads its history and leaves its pages. */
     siteRuns: {
-      history: async (siteId) => {
+      open: async (siteId, jobId, upcoming) => {
         const site = await deps.background.get(siteId);
-        return site ? siteHistory(deps.background, site.lastSuccess) : null;
+        return site ? siteRun(deps.background, jobId, site.lastSuccess, upcoming) : null;
       },
-      putPages: (jobId, pages) => deps.background.putPages(jobId, pages),
     } satisfies SiteRuns,
     /** For the job runner: a site's run that succeeded gains its change set (and IndexNow's answer). */
     succeeded: (async (job, result) =>

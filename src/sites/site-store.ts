@@ -3,7 +3,7 @@
 // ids of its latest and latest successful runs; its runs are jobs (with their site_id) and the
 // history of its pages is the latest successful run's page rows (job_pages), so nothing of a site
 // grows in memory, however many URLs it has.
-import type { CrawlOptions, PageMemory } from "../crawler/index.ts";
+import type { CrawlOptions, PageMemory, StoredPage } from "../crawler/index.ts";
 import type { JobError } from "../jobs/model.ts";
 import type { NewJob, StoredJob } from "../jobs/job-store.ts";
 import type { ChangeCounts, ChangeKind, IndexNowSettings } from "./site.ts";
@@ -104,8 +104,10 @@ export interface SiteStore {
   /** URLs of one kind of a run's change set, sorted, after `afterUrl`. */
   changes(jobId: string, kind: ChangeKind, afterUrl: string | null, limit: number): Promise<string[]>;
 
-  /** A run's memory of a page (job_pages): the next run's history of it. */
-  previousPage(jobId: string, url: string): Promise<PageMemory | null>;
+  /** A run's memory of these pages (job_pages), those it has, in any order: the next run's history of them. */
+  previousPages(jobId: string, urls: readonly string[]): Promise<StoredPage[]>;
   /** Writes (or rewrites, when a continued run reads a page again) a run's page rows. */
   putPages(jobId: string, pages: PageMemory[]): Promise<void>;
+  /** Copies the rows of `urls` that run `fromJobId` has to run `jobId` (pages read unchanged), as putPages writes them. */
+  carryPages(jobId: string, fromJobId: string, urls: readonly string[]): Promise<void>;
 }

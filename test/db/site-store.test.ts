@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
-import { defaultCrawlOptions, type PageMemory } from "../../src/crawler/index.ts";
+import { defaultCrawlOptions, type PageMemory, unpackPage } from "../../src/crawler/index.ts";
 import { migratePostgres } from "../../src/db/postgres/database.ts";
 import { createPostgresSiteStore } from "../../src/db/postgres/sites.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
@@ -145,20 +145,32 @@ for (const [name, skip, open] of backends) {
       await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, first.id);
       expect(await store.recordSuccess(site.id, first.id)).toEqual({ added: 3, removed: 0, changed: 0, unchanged: 0, previous_run: null });
       expect((await store.get(site.id))!.lastSuccess).toBe(first.id);
-      expect(await store.previousPage(first.id, "http://site.test/a")).toEqual(page("http://site.test/a", "a1"));
-      expect(await store.previousPage(first.id, "http://site.test/nope")).toBeNull();
+      expect((await store.previousPages(first.id, ["http://site.test/a", "http://site.test/nope"])).map(unpackPage)).toEqual([
+        page("http://site.test/a", "a1"),
+      ]);
+      expect(await store.previousPages(first.id, ["http://site.test/nope"])).toEqual([]);
 
       const over = run(site);
       const failed = { error: { status: 429 as const, message: "over" }, finishedAt: new Date().toISOString() };
       expect(await store.startRun(site.id, { job: over, maxQueued: 100, failed })).toBe("started");
       const second = run(site);
       expect(await store.startRun(site.id, { job: second, maxQueued: 100 })).toBe("started");
+      // The start page read unchanged: its row is copied from the first run's, not written.
+      await store.carryPages(second.id, first.id, ["http://site.test/", "http://site.test/", "http://site.test/never"]);
       await store.putPages(second.id, [
-        page("http://site.test/", "f0"),
         page("http://site.test/a", "a2"),
         page("http://site.test/new", "n1"),
         page("http://site.test/hidden", "h1", false),
       ]);
+      expect(
+        (await store.previousPages(second.id, ["http://site.test/", "http://site.test/a", "http://site.test/never"]))
+          .map(unpackPage)
+          .sort((a, b) => a.url.localeCompare(b.url)),
+      ).toEqual([page("http://site.test/", "f0"), page("http://site.test/a", "a2")]);
+      // A continued run copies or writes a page again: the row is replaced, not doubled.
+      await store.putPages(second.id, [{ ...page("http://site.test/", "f0"), etag: '"other"' }]);
+      await store.carryPages(second.id, first.id, ["http://site.test/"]);
+      expect((await store.previousPages(second.id, ["http://site.test/"])).map(unpackPage)).toEqual([page("http://site.test/", "f0")]);
       await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, second.id);
       expect(await store.recordSuccess(site.id, second.id)).toEqual({
         added: 1,

@@ -7,7 +7,8 @@ export class RememberingState extends MemoryCrawlState {
   readonly memories = new Map<string, PageMemory>();
 
   override record(page: PageRecord): Promise<RecordResult> {
-    if (page.memory) this.memories.set(page.memory.url, page.memory);
+    // A page read unchanged keeps the previous run's memory, as the store keeps its row.
+    if (page.memory && !("unchanged" in page.memory)) this.memories.set(page.memory.url, page.memory);
     return super.record(page);
   }
 }

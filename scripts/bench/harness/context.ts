@@ -23,6 +23,10 @@ export interface Plan {
   jobPages?: number;
   /** Pages of the sites section's site (default 100,000; the smoke plan 300): `--site-pages`. */
   sitesPages?: number;
+  /** Pages of the sites section's big site, run twice on each store (default 1,000,000; the smoke plan 2,000): `--site-big-pages`. */
+  sitesBigPages?: number;
+  /** The stores the big site runs on (default both): `--site-big-stores sqlite,postgresql`. */
+  sitesBigStores?: ("sqlite" | "postgresql")[];
   /** An empty PostgreSQL database for the jobs section's PostgreSQL job, instead of a throwaway cluster: `--job-pg`. */
   jobPostgresUrl?: string;
   /** Pages of the politeness section's rate-limited site (20 requests/s: about pages / 20 seconds a crawl). */

@@ -10,6 +10,7 @@ import {
   jobFromRow,
   NEW_JOB_PROGRESS,
   PAGE_COLUMNS,
+  PAGE_UPDATE,
   type PageRow,
   pageFromRow,
   pageParams,
@@ -22,9 +23,24 @@ import type { PgAccess } from "./database.ts";
 /** Page rows per multi-row statement: 11 parameters each stays far under PostgreSQL's 65,535. */
 const PAGES_PER_STATEMENT = 500;
 
+/**
+ * Analyzes job_pages if it has no statistics yet. Without them a run's first reads of its history
+ * (`url = ANY($2)` over the previous run's rows, up to 1,000,000 of them) may be planned as a scan
+ * of all its rows instead of primary-key probes, until autovacuum comes by (up to a minute after
+ * the previous run filled the table). Autovacuum keeps them current from then on.
+ */
+async function pageStatistics(sql: SQL): Promise<void> {
+  const rows = await sql.unsafe(
+    `SELECT 1 FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'job_pages' AND attname = 'job_id'`,
+  );
+  if (rows.length === 0) await sql.unsafe(`ANALYZE job_pages`);
+}
+
 export function createPostgresSiteStore(access: PgAccess): SiteStore {
   const run = access.query.bind(access);
   const sites = async (sql: SQL, text: string, params: unknown[]) => ((await sql.unsafe(text, params)) as SiteRow[]).map(siteFromRow);
+  /** Whether job_pages has been seen with statistics, or analyzed (pageStatistics), in this process. */
+  let statisticsChecked = false;
   return {
     create: (site) =>
       run(async (sql) => {
@@ -237,10 +253,14 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
         return (rows as { url: string }[]).map((row) => row.url);
       }),
 
-    previousPage: (jobId, url) =>
+    previousPages: (jobId, urls) =>
       run(async (sql) => {
-        const rows = await sql.unsafe(`SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_id = $1 AND url = $2`, [jobId, url]);
-        return rows.length ? pageFromRow(rows[0] as PageRow) : null;
+        if (!statisticsChecked) {
+          statisticsChecked = true;
+          await pageStatistics(sql);
+        }
+        const rows = await sql.unsafe(`SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_id = $1 AND url = ANY($2::text[])`, [jobId, urls]);
+        return (rows as PageRow[]).map(pageFromRow);
       }),
 
     putPages: (jobId, pages) =>
@@ -257,12 +277,20 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
           });
           await sql.unsafe(
             `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS}) VALUES ${values.join(", ")}
-             ON CONFLICT (job_id, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
-               fingerprint = excluded.fingerprint, lastmod = excluded.lastmod, exclusion = excluded.exclusion,
-               canonical = excluded.canonical, links = excluded.links, extra = excluded.extra`,
+             ON CONFLICT (job_id, url) DO UPDATE SET ${PAGE_UPDATE}`,
             params,
           );
         }
+      }),
+
+    carryPages: (jobId, fromJobId, urls) =>
+      run(async (sql) => {
+        await sql.unsafe(
+          `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS})
+           SELECT $1, ${PAGE_COLUMNS} FROM job_pages WHERE job_id = $2 AND url = ANY($3::text[])
+           ON CONFLICT (job_id, url) DO UPDATE SET ${PAGE_UPDATE}`,
+          [jobId, fromJobId, urls],
+        );
       }),
   };
 }

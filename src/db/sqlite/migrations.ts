@@ -152,7 +152,7 @@ export const sqliteSitesMigration = {
   version: 7,
   description: "sites: scheduled crawls, their runs as jobs, each run's page rows (the next run's history) and change set",
   // next_run_at: Unix ms, NULL for runs on request only. last_run / last_success: job ids.
-  // job_pages: a site run's memory of each page it read (src/crawler/history.ts): links deflated,
+  // job_pages: a site run's memory of each page it read (src/crawler/history.ts): links packed,
   // extra JSON; kept while the run is its site's latest success (or the run is being read), then swept.
   // site_changes: a successful run's added, removed and changed URLs against the previous one.
   // page_cleanup: runs whose page rows are no longer anyone's history, deleted in batches by the sweeper.

@@ -10,6 +10,7 @@ import {
   jobFromRow,
   NEW_JOB_PROGRESS,
   PAGE_COLUMNS,
+  PAGE_UPDATE,
   type PageRow,
   pageFromRow,
   pageParams,
@@ -228,26 +229,35 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           .map((row) => row.url),
       ),
 
-    previousPage: (jobId, url) =>
-      read((db) => {
-        const row = db
-          .query<PageRow, [string, string]>(`SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_id = ? AND url = ?`)
-          .get(jobId, url);
-        return row ? pageFromRow(row) : null;
-      }),
+    previousPages: (jobId, urls) =>
+      read((db) =>
+        db
+          .query<PageRow, [string, string]>(
+            `SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_id = ? AND url IN (SELECT value FROM json_each(?))`,
+          )
+          .all(jobId, JSON.stringify(urls))
+          .map(pageFromRow),
+      ),
 
     putPages: (jobId, pages) =>
       write((db) =>
         db.transaction(() => {
           const put = db.query(
             `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (job_id, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
-               fingerprint = excluded.fingerprint, lastmod = excluded.lastmod, exclusion = excluded.exclusion,
-               canonical = excluded.canonical, links = excluded.links, extra = excluded.extra`,
+             ON CONFLICT (job_id, url) DO UPDATE SET ${PAGE_UPDATE}`,
           );
           for (const page of pages) put.run(...pageParams(jobId, page));
         })(),
       ),
+
+    carryPages: (jobId, fromJobId, urls) =>
+      write((db) => {
+        db.query(
+          `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS})
+           SELECT ?1, ${PAGE_COLUMNS} FROM job_pages WHERE job_id = ?2 AND url IN (SELECT value FROM json_each(?3))
+           ON CONFLICT (job_id, url) DO UPDATE SET ${PAGE_UPDATE}`,
+        ).run(jobId, fromJobId, JSON.stringify(urls));
+      }),
   };
 }
 

@@ -1,0 +1,22 @@
+// A page's links as the store keeps them (src/crawler/history.ts packLinks): relative to the origin, deflated
+// only from a kilobyte on, and read back as they were given.
+import { expect, test } from "bun:test";
+import { packLinks, unpackLinks } from "../../src/crawler/index.ts";
+
+const origin = "https://site.test";
+
+test("a few links are kept as text, many deflated; both read back as given", () => {
+  const few = [`${origin}/`, `${origin}/a?b=1`, "https://elsewhere.test/x", `${origin}/é`];
+  const packedFew = packLinks(origin, few);
+  expect(packedFew[0]).toBe(0);
+  expect(new TextDecoder().decode(packedFew.subarray(1))).toBe(`/\n/a?b=1\nhttps://elsewhere.test/x\n/é`);
+  expect(unpackLinks(origin, packedFew)).toEqual(few);
+
+  const many = Array.from({ length: 200 }, (_, i) => `${origin}/page/${i}`);
+  const packedMany = packLinks(origin, many);
+  expect(packedMany[0]).toBe(1);
+  expect(packedMany.byteLength).toBeLessThan(many.join("\n").length / 4);
+  expect(unpackLinks(origin, packedMany)).toEqual(many);
+
+  expect(unpackLinks(origin, packLinks(origin, []))).toEqual([]);
+});
