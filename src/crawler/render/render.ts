@@ -30,6 +30,8 @@ import { type CrawlTabs, FreshTab } from "./tab.ts";
 export const MAX_SUBREQUESTS = 100;
 /** Quiet time after the load event before the DOM is read. */
 export const IDLE_MS = 500;
+/** Quiet time after which the next pages' tabs are opened (tab.ts). */
+const AHEAD_AFTER_MS = 100;
 /** A sub-request's body is read up to this (the page's own cap). */
 const MAX_SUBREQUEST_BYTES = 5 * 1024 * 1024;
 
@@ -221,7 +223,8 @@ async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases)
   tab.use({
     paused: (event, session) => void answer(event, session),
     loaded: () => {
-      if (loaded) return;
+      // Before its document was served, a load event is the blank page's the tab was opened on.
+      if (loaded || (tab.intercepts && !documentServed)) return;
       loaded = true;
       loadedAt = performance.now();
       changed();
@@ -245,10 +248,12 @@ async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases)
       }
       const quiet = loaded && inFlight === 0;
       if (quiet && now - lastActivity >= IDLE_MS) break;
-      // The next pages' tabs open while this one waits out its quiet time (not while its own
-      // requests and scripts still run: opening takes the browser's CPU).
-      if (quiet) input.tabs?.openAhead(cdp);
-      const until = quiet ? Math.min(deadline, lastActivity + IDLE_MS) : deadline;
+      // The next pages' tabs open while this one waits out the rest of its quiet time, not while
+      // its own requests and scripts still run (opening takes the browser's CPU, and a page
+      // starved of it went quiet before its last requests: they were never made).
+      const ahead = quiet && now - lastActivity >= AHEAD_AFTER_MS;
+      if (ahead) input.tabs?.openAhead(cdp);
+      const until = quiet ? Math.min(deadline, lastActivity + (ahead ? IDLE_MS : AHEAD_AFTER_MS)) : deadline;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.ceil(until - now)));
         wake = () => {

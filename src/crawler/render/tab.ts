@@ -8,8 +8,8 @@
 // CrawlTabs opens the next pages' tabs ahead, while pages render: opening a context and its page
 // took 301 ms of a rendered page's 1 s (30 %, notes/bench-profile.md section 13), on the critical
 // path of every page. A crawl holds at most `tabs` opened ahead (the process at most `tabs` too,
-// Browser.reserveAhead), opened one at a time once a page waits out its quiet time (its load event
-// fired, none of its requests in flight) and after each page; a tab opened on a browser that has since been retired or has crashed is closed
+// Browser.reserveAhead), opened one at a time once a page has waited out 100 ms of its quiet time
+// (its load event fired, none of its requests in flight or started since) and after each page; a tab opened on a browser that has since been retired or has crashed is closed
 // unused. close() closes the tabs opened ahead and waits for every tab of the crawl to be closed.
 import type { Protocol } from "devtools-protocol";
 import type { Browser } from "./browser.ts";
@@ -48,7 +48,8 @@ export class FreshTab {
   private constructor(
     readonly cdp: Cdp,
     readonly browserContextId: string,
-    private readonly intercept: boolean,
+    /** Every request of the tab is paused (false only in tests that show what escapes). */
+    readonly intercepts: boolean,
   ) {}
 
   /** A fresh context and its page, set up; closed again when the setup fails. */
@@ -105,7 +106,7 @@ export class FreshTab {
         const child = event.sessionId;
         this.sessions.add(child);
         void (async () => {
-          if (this.intercept) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
+          if (this.intercepts) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
           await cdp.send("Network.setUserAgentOverride", { userAgent: this.userAgent }, child).catch(() => {});
           await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, child).catch(() => {});
           await cdp.send("Runtime.runIfWaitingForDebugger", undefined, child).catch(() => {});
@@ -125,7 +126,7 @@ export class FreshTab {
     this.sessionId = sessionId;
     this.sessions.add(sessionId);
     await cdp.send("Network.setUserAgentOverride", { userAgent: this.userAgent }, sessionId);
-    if (this.intercept) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
+    if (this.intercepts) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
     await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
     await cdp.send("Page.enable", undefined, sessionId);
     await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source: PAGE_PRELUDE }, sessionId);
