@@ -21,6 +21,7 @@ import type { RenderMode } from "./options.ts";
 import type { Browser } from "./render/browser.ts";
 import { BrowserStartError } from "./render/browser.ts";
 import { RenderError, renderPage } from "./render/render.ts";
+import { CrawlTabs } from "./render/tab.ts";
 import { decodeHtml, extractPage } from "./html/links.ts";
 import { pageLastmod } from "./html/page-date.ts";
 import { timerDelay } from "./net/abort.ts";
@@ -228,7 +229,7 @@ export async function runCrawl(
     report();
     return run;
   } finally {
-    crawl.close();
+    await crawl.close();
     clearTimeout(timer);
     clearInterval(ticker);
     signal?.removeEventListener("abort", onAbort);
@@ -289,6 +290,8 @@ class Crawl {
   private renderFailureTold = false;
   /** Stops hearing of the browser's proxy refusals (set while the crawl may render). */
   private stopHearingProxy: (() => void) | null = null;
+  /** This crawl's tabs, opened ahead of its rendered pages; closed with the crawl. */
+  private tabs: CrawlTabs | null = null;
   /** Connections refused at the browser's proxy while this crawl rendered, and the first few request lines. */
   private proxyRefused = 0;
   private readonly proxyLines = new Set<string>();
@@ -360,6 +363,7 @@ class Crawl {
     this.renderDecided = mode !== "auto";
     if (mode !== "never" && deps.renderer) {
       const browser = deps.renderer.browser;
+      this.tabs = new CrawlTabs(browser, deps.userAgent);
       // What escaped interception while this crawl rendered: said once, when the crawl ends (close).
       this.stopHearingProxy = browser.onProxyRefusal((line) => {
         if (!this.rendering && this.renderDecided) return;
@@ -381,8 +385,9 @@ class Crawl {
     }
   }
 
-  /** Ends what the crawl holds beyond its run. */
-  close(): void {
+  /** Ends what the crawl holds beyond its run: its tabs are all closed when this returns. */
+  async close(): Promise<void> {
+    await this.tabs?.close();
     this.stopHearingProxy?.();
     this.stopHearingProxy = null;
     if (this.proxyRefused === 0) return;
@@ -986,6 +991,8 @@ class Crawl {
         fetch: (target, init) => this.connection.subFetch(target, init),
         timeoutMs: renderer.timeoutMs,
         signal: this.stop.signal,
+        // With `auto` undecided (the start page), nothing is opened ahead: the crawl may render no other page.
+        tabs: this.renderDecided ? (this.tabs ?? undefined) : undefined,
       });
       this.pagesRendered++;
       return { kind: "dom", html: page.html };

@@ -16,6 +16,7 @@ export { crawlSite, runCrawl } from "./engine.ts";
 export type { CrawlDeps, CrawlProgress, CrawlResult, CrawlRun, HopFetcher, RenderReport, Renderer, RunOptions } from "./engine.ts";
 export { Browser, findChromium } from "./render/browser.ts";
 export { type RenderPhases, renderPage } from "./render/render.ts";
+export { CrawlTabs } from "./render/tab.ts";
 export { MemoryCrawlState } from "./state.ts";
 export {
   conditionalHeaders,

@@ -8,7 +8,8 @@
 // the crawls that listen; a closed port refused as well, but another process could take it, and
 // nobody heard of what reached it.
 //
-// One browser per process, shared by every crawl; `tabs` pages render at once. It is restarted
+// One browser per process, shared by every crawl; `tabs` pages render at once (withTab), and at
+// most `tabs` more tabs are open ahead of their pages, rendering nothing (tab.ts). It is restarted
 // every RESTART_EVERY_PAGES pages, when its processes pass MAX_BROWSER_RSS, and after a crash.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -100,6 +101,8 @@ export class Browser {
   private readonly retiring = new Set<Running>();
   private active = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Tabs opened ahead of their pages by every crawl (tab.ts): at most `tabs`. */
+  private ahead = 0;
   /** Browser starts, for tests and the report. */
   starts = 0;
   /** Time spent starting browsers, ms (from spawn to the DevTools connection), for the bench. */
@@ -147,6 +150,25 @@ export class Browser {
       this.active--;
       this.waiting.shift()?.();
     }
+  }
+
+  /** Takes one of the `tabs` places for a tab opened ahead of its page; false when none is left. */
+  reserveAhead(): boolean {
+    if (this.ahead >= this.options.tabs) return false;
+    this.ahead++;
+    return true;
+  }
+
+  /** Gives back a place taken by reserveAhead (the tab was taken by a page, or discarded). */
+  releaseAhead(): void {
+    this.ahead--;
+  }
+
+  /** The browser contexts open in the running browser, as it lists them (Target.getBrowserContexts); [] when none runs. */
+  async openContexts(): Promise<string[]> {
+    const running = await this.running?.catch(() => null);
+    if (!running || running.cdp.isClosed) return [];
+    return (await running.cdp.send("Target.getBrowserContexts")).browserContextIds;
   }
 
   /** The browser's processes' resident memory, bytes (Linux /proc), or null when unknown. */

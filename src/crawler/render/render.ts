@@ -1,6 +1,7 @@
 // One page rendered in the browser, every request of it answered by genapi. The page opens in a
-// fresh browser context (no cookie, storage or cache shared with anything else), the Fetch domain
-// pauses each request of the page, of the frames and workers it starts, and of the shared workers
+// fresh tab (tab.ts: a browser context of its own, no cookie, storage or cache shared with
+// anything else, set up before the page has it, possibly opened ahead while other pages rendered,
+// and closed after the page: never used twice), the Fetch domain pauses each request of the page, of the frames and workers it starts, and of the shared workers
 // of its context (attached at the browser's level, Browser.launch: their fetches met the proxy
 // before), before any DNS lookup or connection, and each is answered here:
 // - the document itself with the bytes the crawl already fetched (no second request): the first
@@ -15,19 +16,22 @@
 // Every request genapi answers carries the browser's User-Agent with genapi's product token added
 // (`... HeadlessChrome/156.0.0.0 Safari/537.36 genapi/<version>`), set in the page and its workers
 // and on each request handed to the network.
-// The DOM is read once the load event has fired and the network has been quiet for 500 ms, or
-// when the render timeout strikes, whichever comes first. It is measured in the page before it is
+// The DOM is read once the load event has fired and the page's own requests (not another tab's)
+// have been quiet for 500 ms, or when the render timeout strikes, whichever comes first; the wait
+// wakes on the page's events and at that moment, not on a 50 ms poll. It is measured in the page before it is
 // sent: a DOM over the crawl's page cap is not transferred (a 20 MB text DOM read back took the
 // process from 19 to 123 MB; the issue measured a 50 MB one from 60 to 268 MB). A page whose DOM
 // cannot be read, or whose tab fails, is a RenderError.
 import type { Protocol } from "devtools-protocol";
 import { discardBody, readCapped } from "../net/body.ts";
 import { type Browser, BrowserStartError } from "./browser.ts";
-import type { Cdp } from "./cdp.ts";
+import { type CrawlTabs, FreshTab } from "./tab.ts";
 
 export const MAX_SUBREQUESTS = 100;
 /** Quiet time after the load event before the DOM is read. */
 export const IDLE_MS = 500;
+/** Quiet time after which the next pages' tabs are opened (tab.ts). */
+const AHEAD_AFTER_MS = 100;
 /** A sub-request's body is read up to this (the page's own cap). */
 const MAX_SUBREQUEST_BYTES = 5 * 1024 * 1024;
 
@@ -56,6 +60,11 @@ export interface RenderInput {
   fetch: SubFetch;
   timeoutMs: number;
   signal: AbortSignal;
+  /**
+   * The crawl's tabs (its pages' tabs opened ahead, closed after them); without, the page opens
+   * its own tab in its slot and closes it before it returns.
+   */
+  tabs?: CrawlTabs;
 }
 
 export interface Rendered {
@@ -72,22 +81,15 @@ export interface Rendered {
 export interface RenderPhases {
   /** Waiting for a tab: another page's slot, or the browser starting. */
   waitMs: number;
-  /** A fresh browser context and page, interception and the prelude set up. */
+  /** A fresh browser context and page, interception and the prelude set up (or the one opened ahead, awaited). */
   openMs: number;
   /** Navigation until the load event (or the render timeout). */
   loadMs: number;
   /** After the load event, until the network had been quiet for IDLE_MS. */
   idleMs: number;
-  /** The DOM read back and the context disposed of. */
+  /** The DOM read back (and, for a page rendered alone, its context disposed of). */
   readMs: number;
 }
-
-/** Disables service workers and beacons before any script of the page runs. */
-const PAGE_PRELUDE = `(() => {
-  try { Object.defineProperty(navigator, "serviceWorker", { get: () => undefined, configurable: false }); } catch {}
-  try { navigator.sendBeacon = () => false; } catch {}
-  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel"]) { try { delete window[name]; } catch {} }
-})();`;
 
 /**
  * Renders one page. Throws BrowserStartError when the browser cannot be started, RenderError when
@@ -96,7 +98,22 @@ const PAGE_PRELUDE = `(() => {
 export async function renderPage(browser: Browser, input: RenderInput): Promise<Rendered> {
   const asked = performance.now();
   try {
-    return await browser.withTab(input.signal, (cdp) => renderIn(browser, cdp, input, performance.now() - asked));
+    return await browser.withTab(input.signal, async (cdp) => {
+      const waitMs = performance.now() - asked;
+      const opening = performance.now();
+      const intercept = browser.options.intercept !== false;
+      const tab = await (input.tabs ? input.tabs.take(cdp) : FreshTab.open(cdp, input.userAgent, intercept));
+      try {
+        return await renderIn(tab, input, { waitMs, openMs: performance.now() - opening, loadMs: 0, idleMs: 0, readMs: 0 });
+      } finally {
+        // The crawl's tabs close it after the tab's slot is free (its close() waits for that);
+        // a page rendered alone closes its own before it returns.
+        if (input.tabs) {
+          input.tabs.release(tab);
+          input.tabs.openAhead(cdp);
+        } else await tab.close();
+      }
+    });
   } catch (error) {
     if (input.signal.aborted) throw input.signal.reason;
     if (error instanceof BrowserStartError || error instanceof RenderError) throw error;
@@ -116,36 +133,41 @@ const readDom = (max: number) => `(() => {
   return bytes <= ${max} ? { html } : { bytes };
 })()`;
 
-async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: number): Promise<Rendered> {
-  const began = performance.now();
-  const phases: RenderPhases = { waitMs, openMs: 0, loadMs: 0, idleMs: 0, readMs: 0 };
-  const { browserContextId } = await cdp.send("Target.createBrowserContext", { disposeOnDetach: true });
-  const sessions = new Set<string>();
-  const stopListening: (() => void)[] = [];
+async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases): Promise<Rendered> {
+  const { cdp, sessionId } = tab;
   const abort = new AbortController();
-  const onOuterAbort = () => abort.abort(input.signal.reason);
-  input.signal.addEventListener("abort", onOuterAbort, { once: true });
   let subrequests = 0;
   let refused = 0;
   let inFlight = 0;
   let lastActivity = performance.now();
   let loaded = false;
+  let loadedAt = 0;
   let documentServed = false;
-  let pageTarget = "";
-  let userAgent = "";
   const origin = new URL(input.url).origin;
+  // The wait below sleeps until its next deadline or until this page's state changes.
+  let wake: (() => void) | null = null;
+  const changed = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const onOuterAbort = () => {
+    abort.abort(input.signal.reason);
+    changed();
+  };
+  input.signal.addEventListener("abort", onOuterAbort, { once: true });
 
-  const fail = (requestId: string, sessionId: string | undefined) => {
+  const fail = (requestId: string, session: string) => {
     refused++;
-    return cdp.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, sessionId).catch(() => {});
+    return cdp.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, session).catch(() => {});
   };
 
-  const answer = async (event: Protocol.Fetch.RequestPausedEvent, sessionId: string | undefined) => {
+  const answer = async (event: Protocol.Fetch.RequestPausedEvent, session: string) => {
     const { requestId, request } = event;
     lastActivity = performance.now();
-    if (!sessions.has(sessionId ?? "")) return;
+    changed();
     // The document: the crawl's own answer to the first document request of the main frame.
-    if (!documentServed && sessionId === pageSession && event.resourceType === "Document" && event.frameId === pageTarget) {
+    if (!documentServed && session === sessionId && event.resourceType === "Document" && event.frameId === tab.targetId) {
       documentServed = true;
       await cdp
         .send(
@@ -156,7 +178,7 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
             responseHeaders: headerList(input.document.headers),
             body: Buffer.from(input.document.body).toString("base64"),
           },
-          sessionId,
+          session,
         )
         .catch(() => {});
       return;
@@ -164,11 +186,11 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
     const url = URL.parse(request.url);
     const method = request.method.toUpperCase();
     if (url === null || (url.protocol !== "http:" && url.protocol !== "https:") || (method !== "GET" && method !== "HEAD")) {
-      await fail(requestId, sessionId);
+      await fail(requestId, session);
       return;
     }
     if (subrequests >= MAX_SUBREQUESTS) {
-      await fail(requestId, sessionId);
+      await fail(requestId, session);
       return;
     }
     subrequests++;
@@ -176,7 +198,7 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
     try {
       const res = await input.fetch(url, {
         method: method as "GET" | "HEAD",
-        headers: { ...safeHeaders(request.headers), "User-Agent": userAgent },
+        headers: { ...safeHeaders(request.headers), "User-Agent": tab.userAgent },
         sameOrigin: url.origin === origin,
         signal: abort.signal,
       });
@@ -186,67 +208,37 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
       await cdp.send(
         "Fetch.fulfillRequest",
         { requestId, responseCode: res.status, responseHeaders: headerList(res.headers), body: Buffer.from(body).toString("base64") },
-        sessionId,
+        session,
       );
     } catch {
       // Refused by the guard, failed, or the page is done: the page sees a network error.
-      await fail(requestId, sessionId);
+      await fail(requestId, session);
     } finally {
       inFlight--;
       lastActivity = performance.now();
+      changed();
     }
   };
 
-  stopListening.push(
-    cdp.on("Fetch.requestPaused", (event, sessionId) => void answer(event, sessionId)),
-    cdp.on("Page.loadEventFired", (_event, sessionId) => {
-      if (sessionId === pageSession && !loaded) {
-        loaded = true;
-        loadedAt = performance.now();
-      }
-    }),
-    // Frames and workers of the page, and the shared workers of its context (attached to the
-    // browser, Browser.launch): intercepted as the page is, then let run.
-    cdp.on("Target.attachedToTarget", (event, parent) => {
-      const mine =
-        parent === undefined
-          ? event.targetInfo.type === "shared_worker" && event.targetInfo.browserContextId === browserContextId
-          : sessions.has(parent);
-      if (!mine) return;
-      const child = event.sessionId;
-      sessions.add(child);
-      void (async () => {
-        if (browser.options.intercept !== false) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, child).catch(() => {});
-        await cdp.send("Network.setUserAgentOverride", { userAgent }, child).catch(() => {});
-        await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, child).catch(() => {});
-        await cdp.send("Runtime.runIfWaitingForDebugger", undefined, child).catch(() => {});
-      })();
-    }),
-  );
+  tab.use({
+    paused: (event, session) => void answer(event, session),
+    loaded: () => {
+      // Before its document was served, a load event is the blank page's the tab was opened on.
+      if (loaded || (tab.intercepts && !documentServed)) return;
+      loaded = true;
+      loadedAt = performance.now();
+      changed();
+    },
+  });
 
-  let pageSession: string | undefined;
   let timedOut = false;
-  let navigatedAt = 0;
-  let loadedAt = 0;
   let readAt = 0;
   try {
-    await cdp.send("Browser.setDownloadBehavior", { behavior: "deny", browserContextId }).catch(() => {});
-    userAgent = `${(await cdp.send("Browser.getVersion")).userAgent} ${input.userAgent}`;
-    const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank", browserContextId });
-    const { sessionId } = await cdp.send("Target.attachToTarget", { targetId, flatten: true });
-    pageSession = sessionId;
-    pageTarget = targetId;
-    sessions.add(sessionId);
-    await cdp.send("Network.setUserAgentOverride", { userAgent }, sessionId);
-    if (browser.options.intercept !== false) await cdp.send("Fetch.enable", { patterns: [{ urlPattern: "*" }] }, sessionId);
-    await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId);
-    await cdp.send("Page.enable", undefined, sessionId);
-    await cdp.send("Page.addScriptToEvaluateOnNewDocument", { source: PAGE_PRELUDE }, sessionId);
-    navigatedAt = performance.now();
-    phases.openMs = navigatedAt - began;
+    const navigatedAt = performance.now();
     const deadline = navigatedAt + input.timeoutMs;
     await cdp.send("Page.navigate", { url: input.url }, sessionId);
-    // The load event, then IDLE_MS with no request of the page in flight or started.
+    // The load event, then IDLE_MS with no request of the page in flight or started: woken by the
+    // page's events, or at the moment the quiet time or the render timeout ends.
     for (;;) {
       input.signal.throwIfAborted();
       const now = performance.now();
@@ -254,8 +246,21 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
         timedOut = true;
         break;
       }
-      if (loaded && inFlight === 0 && now - lastActivity >= IDLE_MS) break;
-      await Bun.sleep(Math.min(50, deadline - now));
+      const quiet = loaded && inFlight === 0;
+      if (quiet && now - lastActivity >= IDLE_MS) break;
+      // The next pages' tabs open while this one waits out the rest of its quiet time, not while
+      // its own requests and scripts still run (opening takes the browser's CPU, and a page
+      // starved of it went quiet before its last requests: they were never made).
+      const ahead = quiet && now - lastActivity >= AHEAD_AFTER_MS;
+      if (ahead) input.tabs?.openAhead(cdp);
+      const until = quiet ? Math.min(deadline, lastActivity + (ahead ? IDLE_MS : AHEAD_AFTER_MS)) : deadline;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, Math.ceil(until - now)));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
     readAt = performance.now();
     phases.loadMs = (loaded ? loadedAt : readAt) - navigatedAt;
@@ -271,10 +276,9 @@ async function renderIn(browser: Browser, cdp: Cdp, input: RenderInput, waitMs: 
     if (typeof value?.html !== "string" || value.html === "") throw new RenderError("its DOM could not be read (a script kept it busy)");
     return { html: value.html, subrequests, refused, timedOut, phases };
   } finally {
+    wake = null;
     abort.abort(new Error("rendered"));
     input.signal.removeEventListener("abort", onOuterAbort);
-    for (const stop of stopListening) stop();
-    await cdp.send("Target.disposeBrowserContext", { browserContextId }).catch(() => {});
     if (readAt > 0) phases.readMs = performance.now() - readAt;
   }
 }
