@@ -45,38 +45,45 @@ export function createGuardedFetch(
   let lastIsLiteral = false;
   return async (url, { signal, headers, target, queue, method }) => {
     signal.throwIfAborted();
+    // Each URL getter makes a fresh string in the engine: each is read once.
     const hostname = url.hostname;
+    const protocol = url.protocol;
+    const host = url.host;
+    const port = url.port;
     if (hostname !== lastHostname) {
       lastIsLiteral = isIpLiteral(hostname);
       lastHostname = hostname;
     }
+    // Read before the await: another request may change lastIsLiteral meanwhile.
+    const literal = lastIsLiteral;
     // The port decides too, and a default port is not in `host`: the scheme stands for it.
-    const key = lastIsLiteral ? `${url.protocol}//${url.host}` : undefined;
+    const key = literal ? `${protocol}//${host}` : undefined;
     const checked = (key && literals.get(key)) || (await untilAborted(checkTarget(url, policy, resolve), signal));
     if (key && !literals.has(key)) {
       if (literals.size >= MAX_LITERALS) literals.clear();
       literals.set(key, checked);
     }
     const { address, family } = checked;
-    const authority = `${family === 6 ? `[${address}]` : address}${url.port === "" ? "" : `:${url.port}`}`;
-    if (headers !== lastHeaders || url.host !== lastHost) {
+    const authority = `${family === 6 ? `[${address}]` : address}${port === "" ? "" : `:${port}`}`;
+    if (headers !== lastHeaders || host !== lastHost) {
       lastHeaders = headers;
-      lastHost = url.host;
+      lastHost = host;
       // Frozen: the client checks and writes a frozen record's fields once.
-      sent = Object.freeze({ ...withoutHost(headers), Host: url.host });
+      sent = Object.freeze({ ...withoutHost(headers), Host: host });
     }
-    // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
-    // robots.txt judged that URL.
-    return send(`${url.protocol}//${authority}${target ?? requestTarget(url)}`, {
-      ...(method === undefined ? {} : { method }),
+    const init: SendInit = {
       signal,
       headers: sent,
       redirect: "manual",
       decompress: true,
       proxy: false,
-      tls: url.protocol === "https:" ? tlsFor(url.hostname) : undefined,
+      tls: protocol === "https:" ? tlsFor(hostname, literal) : undefined,
       queue,
-    } as SendInit);
+    };
+    if (method !== undefined) init.method = method;
+    // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
+    // robots.txt judged that URL.
+    return send(`${protocol}//${authority}${target ?? requestTarget(url)}`, init);
   };
 }
 
@@ -88,8 +95,8 @@ export function createGuardedFetch(
  * the crawler's client and with fetch), and fetch opens a fresh connection for every request that
  * carries one.
  */
-function tlsFor(hostname: string): BunFetchRequestInitTLS | undefined {
-  if (isIpLiteral(hostname)) return undefined;
+function tlsFor(hostname: string, literal: boolean): BunFetchRequestInitTLS | undefined {
+  if (literal) return undefined;
   return { serverName: hostname.replace(/\.$/, "") };
 }
 
