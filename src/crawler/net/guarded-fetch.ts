@@ -48,15 +48,26 @@ export function createGuardedFetch(
   // A crawl asks for one host, page after page: whether it is an IP literal is kept for the last one.
   let lastHostname = "";
   let lastIsLiteral = false;
-  // The request, once its address is checked: sent in the same turn when the address is a kept
-  // literal, and the sender's promise handed back as it is (the client's and politeness's settle on
-  // their signal, so the requester's race needs no listener: abort.ts).
-  const sendTo = (url: URL, init: Parameters<HopFetcher>[1], checked: CheckedAddress, literal: boolean): Promise<Response> => {
-    const { signal, headers, target, queue, method } = init;
+  return async (url, { signal, headers, target, queue, method }) => {
+    signal.throwIfAborted();
     // Each URL getter makes a fresh string in the engine: each is read once.
+    const hostname = url.hostname;
     const protocol = url.protocol;
     const host = url.host;
     const port = url.port;
+    if (hostname !== lastHostname) {
+      lastIsLiteral = isIpLiteral(hostname);
+      lastHostname = hostname;
+    }
+    // Read before the await: another request may change lastIsLiteral meanwhile.
+    const literal = lastIsLiteral;
+    // The port decides too, and a default port is not in `host`: the scheme stands for it.
+    const key = literal ? `${protocol}//${host}` : undefined;
+    const checked = (key && literals.get(key)) || (await untilAborted(checkTarget(url, policy, resolve), signal));
+    if (key && !literals.has(key)) {
+      if (literals.size >= MAX_LITERALS) literals.clear();
+      literals.set(key, checked);
+    }
     const { address, family } = checked;
     const authority = `${family === 6 ? `[${address}]` : address}${port === "" ? "" : `:${port}`}`;
     if (headers !== lastHeaders || host !== lastHost) {
@@ -65,44 +76,19 @@ export function createGuardedFetch(
       // Frozen: the client checks and writes a frozen record's fields once.
       sent = Object.freeze({ ...withoutHost(headers), Host: host });
     }
-    const options: SendInit = {
+    const init: SendInit = {
       signal,
       headers: sent,
       redirect: "manual",
       decompress: true,
       proxy: false,
-      tls: protocol === "https:" ? tlsFor(url.hostname, literal) : undefined,
+      tls: protocol === "https:" ? tlsFor(hostname, literal) : undefined,
       queue,
     };
-    if (method !== undefined) options.method = method;
+    if (method !== undefined) init.method = method;
     // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
     // robots.txt judged that URL.
-    return send(`${protocol}//${authority}${target ?? requestTarget(url)}`, options);
-  };
-  return (url, init) => {
-    try {
-      const signal = init.signal;
-      signal.throwIfAborted();
-      const hostname = url.hostname;
-      if (hostname !== lastHostname) {
-        lastIsLiteral = isIpLiteral(hostname);
-        lastHostname = hostname;
-      }
-      const literal = lastIsLiteral;
-      // The port decides too, and a default port is not in `host`: the scheme stands for it.
-      const key = literal ? `${url.protocol}//${url.host}` : undefined;
-      const kept = key === undefined ? undefined : literals.get(key);
-      if (kept !== undefined) return sendTo(url, init, kept, true);
-      return untilAborted(checkTarget(url, policy, resolve), signal).then((checked) => {
-        if (key !== undefined && !literals.has(key)) {
-          if (literals.size >= MAX_LITERALS) literals.clear();
-          literals.set(key, checked);
-        }
-        return sendTo(url, init, checked, literal);
-      });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return send(`${protocol}//${authority}${target ?? requestTarget(url)}`, init);
   };
 }
 

@@ -21,7 +21,6 @@
 // target), http1/request.ts (targets and request heads), http1/connection.ts (a request's exchange
 // and its body's framing), http1/head.ts (the response head, a pure parser), http1/decode.ts
 // (Content-Encoding), http1/buffered-response.ts, http1/errors.ts and http1/options.ts.
-import { settlesOnAbort } from "./abort.ts";
 import { DEFAULTS, type HttpClientOptions } from "./http1/options.ts";
 import { Pool } from "./http1/pool.ts";
 
@@ -42,12 +41,7 @@ export interface HttpClient {
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const pool = new Pool({ ...DEFAULTS, ...options });
   return {
-    send: (input, init) => {
-      // The pool rejects a request with its signal's reason as the signal aborts (Pool.send's
-      // listener): the callers' races (untilAborted) need no listener of their own.
-      const sent = pool.send(input, init ?? {});
-      return init?.signal ? settlesOnAbort(sent, init.signal) : sent;
-    },
+    send: (input, init) => pool.send(input, init ?? {}),
     close: () => pool.closeIdle(),
     stats: () => ({ opened: pool.opened, idle: pool.idleCount }),
   };

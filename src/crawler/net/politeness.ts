@@ -13,7 +13,7 @@
 // A crawl sees its own face of this: `open(settings)` gives it a fetch wrapper with its own lower
 // limits (max_concurrency, delay_ms), its retries of throttled requests and its counts.
 import ipaddr from "ipaddr.js";
-import { settlesOnAbort, timerDelay, untilAborted } from "./abort.ts";
+import { timerDelay, untilAborted } from "./abort.ts";
 import { BODY_IN_MEMORY, discardBody } from "./body.ts";
 import { retryAfterMs } from "./headers.ts";
 import type { RequestQueue } from "./request.ts";
@@ -668,66 +668,60 @@ export class CrawlPolite {
    * since it was sent. A request whose answer ended before the abort gave them back then.
    */
   wrap(send: Sender): Sender {
-    // Every wait below rejects as the signal aborts (own, acquire, untilAborted of the send): the
-    // answer settles on the signal by itself.
-    return (input, init) => {
+    return async (input, init) => {
       const signal = init.signal ?? new AbortController().signal;
-      return settlesOnAbort(this.politely(send, input, init, signal), signal);
-    };
-  }
-
-  private async politely(send: Sender, input: string, init: Parameters<Sender>[1], signal: AbortSignal): Promise<Response> {
-    const gate = this.politeness.gate(hostOf(input, init.headers));
-    init.queue?.enter();
-    try {
-      await this.own(signal);
-    } catch (error) {
-      init.queue?.leave();
-      throw error;
-    }
-    // The crawl's own slot is held from here to the answer's end, through any pause and retry.
-    let throttledAt: number | undefined;
-    for (let attempt = 0; ; attempt++) {
-      if (attempt > 0) init.queue?.enter();
+      const gate = this.politeness.gate(hostOf(input, init.headers));
+      init.queue?.enter();
       try {
-        // A request asked again goes ahead of the crawl's others: it has waited longest.
-        await gate.acquire(signal, this, attempt > 0, (from, to) => this.countPause(from, to), throttledAt);
+        await this.own(signal);
       } catch (error) {
-        this.ownDone();
-        throw error;
-      } finally {
         init.queue?.leave();
-      }
-      let retrying = false;
-      const request = this.sent(signal, () => {
-        gate.release(this);
-        if (!retrying) this.ownDone();
-      });
-      const sending = send(input, { ...init, signal });
-      let res: Response;
-      try {
-        res = await untilAborted(sending, signal);
-      } catch (error) {
-        // Abandoned before its answer, the request is aborted with it: `end` keeps its slots to its deadline.
-        if (signal.aborted) sending.then(discardBody, () => {});
-        request.end();
         throw error;
       }
-      if (res.status !== 429 && res.status !== 503) {
-        gate.answered();
-        return whenBodyEnds(res, request);
+      // The crawl's own slot is held from here to the answer's end, through any pause and retry.
+      let throttledAt: number | undefined;
+      for (let attempt = 0; ; attempt++) {
+        if (attempt > 0) init.queue?.enter();
+        try {
+          // A request asked again goes ahead of the crawl's others: it has waited longest.
+          await gate.acquire(signal, this, attempt > 0, (from, to) => this.countPause(from, to), throttledAt);
+        } catch (error) {
+          this.ownDone();
+          throw error;
+        } finally {
+          init.queue?.leave();
+        }
+        let retrying = false;
+        const request = this.sent(signal, () => {
+          gate.release(this);
+          if (!retrying) this.ownDone();
+        });
+        const sending = send(input, { ...init, signal });
+        let res: Response;
+        try {
+          res = await untilAborted(sending, signal);
+        } catch (error) {
+          // Abandoned before its answer, the request is aborted with it: `end` keeps its slots to its deadline.
+          if (signal.aborted) sending.then(discardBody, () => {});
+          request.end();
+          throw error;
+        }
+        if (res.status !== 429 && res.status !== 503) {
+          gate.answered();
+          return whenBodyEnds(res, request);
+        }
+        this.throttled++;
+        this.politeness.onThrottled();
+        throttledAt = this.now();
+        gate.throttled(retryAfterMs(res.headers, throttledAt), throttledAt);
+        if (attempt === MAX_THROTTLE_RETRIES) return whenBodyEnds(res, request);
+        // Drop this answer's body (the host's slot with it) and wait out the pause before asking again.
+        discardBody(res);
+        retrying = true;
+        request.end();
+        this.retries++;
       }
-      this.throttled++;
-      this.politeness.onThrottled();
-      throttledAt = this.now();
-      gate.throttled(retryAfterMs(res.headers, throttledAt), throttledAt);
-      if (attempt === MAX_THROTTLE_RETRIES) return whenBodyEnds(res, request);
-      // Drop this answer's body (the host's slot with it) and wait out the pause before asking again.
-      discardBody(res);
-      retrying = true;
-      request.end();
-      this.retries++;
-    }
+    };
   }
 
   /**
