@@ -241,6 +241,11 @@ export async function startServer(config: ServeConfig, io: ServerIo): Promise<Ru
       }
       await handedBack;
       await renderer?.browser.close();
+      // The host slots this process held, given back now: a process started in its place (a
+      // restart, a deploy) would otherwise wait out their leases before crawling those hosts.
+      await store.hosts
+        .releaseAll()
+        .catch((error: Error) => log(`host slots not given back (they expire with their leases): ${error.message}`));
       requestLog.flush();
       await store.close();
     })());

@@ -107,6 +107,23 @@ for (const backend of backends) {
       }
     });
 
+    test("a process that stops gives back every slot it holds at once, on every host, and only its own", async () => {
+      const { a, b, close } = await backend.open();
+      try {
+        expect((await a.claim(HOST, 4, 4, 4)).slots).toBe(4);
+        expect((await a.claim("example.org:443", 3, 4, 3)).slots).toBe(3);
+        expect((await b.claim("example.net:443", 4, 4, 4)).slots).toBe(4);
+        await a.releaseAll();
+        // No lease time waited out: B takes what A held.
+        expect((await b.claim(HOST, 4, 4, 0)).slots).toBe(4);
+        expect((await b.claim("example.org:443", 4, 4, 0)).slots).toBe(4);
+        // B's own lease elsewhere stands: A gets nothing there.
+        expect((await a.claim("example.net:443", 4, 4, 0)).slots).toBe(0);
+      } finally {
+        await close();
+      }
+    });
+
     test("a process that stops renewing loses its slots after the lease time, not before", async () => {
       const { a, b, clock, close } = await backend.open();
       try {

@@ -50,6 +50,10 @@ function counted(inner: HostCoordinator): HostCoordinator & { calls: number } {
       wrapper.calls++;
       return inner.reserveStarts(host, interval, count);
     },
+    releaseAll: () => {
+      wrapper.calls++;
+      return inner.releaseAll();
+    },
   };
   return wrapper;
 }

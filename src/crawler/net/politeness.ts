@@ -90,6 +90,11 @@ export interface HostCoordinator {
   claim(host: string, want: number, cap: number, held: number): Promise<HostGrant>;
   /** Gives this process's slots back. */
   release(host: string): Promise<void>;
+  /**
+   * Gives back every slot this process holds, on every host: called when it stops, so that a
+   * process started in its place (a restart, a deploy) does not wait out the leases.
+   */
+  releaseAll(): Promise<void>;
   /** Pauses the host for every process until `until` (epoch ms); a later pause already stored stands. */
   pause(host: string, until: number): Promise<void>;
   /**

@@ -31,6 +31,10 @@ export function createPostgresHostLeases(access: PgAccess, owner: string, now: (
       access.query(async (sql) => {
         await sql`DELETE FROM host_leases WHERE host = ${host} AND owner = ${owner}`;
       }),
+    releaseAll: () =>
+      access.query(async (sql) => {
+        await sql`DELETE FROM host_leases WHERE owner = ${owner}`;
+      }),
     pause: (host, at) =>
       access.query(async (sql) => {
         const until = Math.ceil(at);

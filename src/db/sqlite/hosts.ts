@@ -50,6 +50,10 @@ export function createSqliteHostLeases(access: SqliteAccess, owner: string, now:
       access.write((db) => {
         db.query("DELETE FROM host_leases WHERE host = ? AND owner = ?").run(host, owner);
       }),
+    releaseAll: () =>
+      access.write((db) => {
+        db.query("DELETE FROM host_leases WHERE owner = ?").run(owner);
+      }),
     pause: (host, at) =>
       access.write((db) => {
         db.query(
