@@ -38,7 +38,9 @@ test.each([
   [{ sitemaps_from_robots: "yes" }, "sitemaps_from_robots must be true or false."],
   [{ alternates: 1 }, "alternates must be true or false."],
   [{ images: null }, "images must be true or false."],
-  [{ link_report: "true" }, "link_report must be true or false."],
+  [{ link_report: "true" }, 'link_report must be true, false or an object {"external": true|false, "resources": true|false}.'],
+  [{ link_report: { external: "yes" } }, "link_report.external must be true or false."],
+  [{ link_report: { external: true, pages: true } }, "link_report takes only external and resources (true or false each)."],
 ])("%j: 400 naming the field, before admission (nothing counted, no crawl)", async (fields, message) => {
   const { generate, seen } = setup();
   const res = await generate({ url: URL_, ...fields });
