@@ -20,6 +20,13 @@ export const RESTART_EVERY_PAGES = 500;
 export const MAX_BROWSER_RSS = 1024 * 1024 * 1024;
 /** The longest a retired browser waits for its tabs before it is stopped under them. */
 const RETIRE_WAIT_MS = 30_000;
+/**
+ * How long a starting browser has to say where DevTools listens. A browser that cannot start
+ * (no sandbox, a missing library) exits at once and says why; this is for one that hangs. Under
+ * load (a CI run with a booted systemd container beside it) a start took over 20 s, which was the
+ * deadline, and the crawl failed with the browser's last harmless stderr line as its reason.
+ */
+const START_DEADLINE_MS = 60_000;
 /** The browser's processes are measured every so many pages. */
 const MEASURE_EVERY_PAGES = 25;
 const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
@@ -406,7 +413,11 @@ async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
   const stderr = proc.stderr as ReadableStream<Uint8Array>;
   const reader = stderr.pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>).getReader();
   let text = "";
-  const deadline = setTimeout(() => reader.cancel().catch(() => {}), 20_000);
+  let late = false;
+  const deadline = setTimeout(() => {
+    late = true;
+    reader.cancel().catch(() => {});
+  }, START_DEADLINE_MS);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -428,7 +439,8 @@ async function devtoolsUrl(proc: Bun.Subprocess): Promise<string> {
   // Chromium says why on a FATAL or ERROR line (a sandbox it cannot use, a missing library); else its last line.
   const lines = text.trim().split("\n");
   const why = lines.find((line) => /FATAL|ERROR/.test(line)) ?? lines.at(-1) ?? "";
-  throw new CdpError(`Chromium did not start${why ? `: ${why.replace(/^\[[^\]]*\]\s*/, "").slice(0, 300)}` : ""}`);
+  const within = late ? ` within ${START_DEADLINE_MS / 1000} s` : "";
+  throw new CdpError(`Chromium did not start${within}${why ? `: ${why.replace(/^\[[^\]]*\]\s*/, "").slice(0, 300)}` : ""}`);
 }
 
 /**
