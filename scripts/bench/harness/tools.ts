@@ -6,7 +6,8 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, which } from "./proc.ts";
 
-export const PEERS_DIR = "/tmp/genapi-bench-peers";
+/** The peers' install, kept between runs; one per user (another user's would be unwritable). */
+export const PEERS_DIR = `/tmp/genapi-bench-peers-${process.getuid?.() ?? "user"}`;
 const SITEMAP_GENERATOR = "sitemap-generator-cli@7.5.0";
 /** Debian packages and the command each one brings (nginx-light: a small nginx build, enough for static files). */
 const DEBIAN = { wrk: "wrk", linkchecker: "linkchecker", wget2: "wget2", "nginx-light": "nginx" } as const;
