@@ -13,7 +13,7 @@
 // out from an earlier run's --json file, marked in the report as carried over. --job-pages sizes the
 // jobs section's big site (1,000,000 by default) and --job-pg names an empty PostgreSQL database for
 // its PostgreSQL job (by default a throwaway cluster, as the tests start one); --site-pages and
-// --site-big-pages size the sites section's sites (100,000 and 1,000,000 by default), --site-big-stores
+// --site-big-pages size the sites section's sites (powers of ten: 100,000 and 1,000,000 by default), --site-big-stores
 // picks the big site's stores (sqlite,postgresql by default); --render-pages sizes
 // the render section's application (2,000 by default: about an hour at 1, 2 and 4 tabs).
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,70 +1,35 @@
-// Sites: what a re-crawl of an unchanged site costs against its first crawl. A generated site (the
-// jobs section's pages, made on request) that sends an ETag for each page and answers
-// If-None-Match with 304, as nginx and most servers do for files; one site created with
-// every_hours null, run 1 (its first run, queued at creation), then run 2 of the unchanged site
-// (POST /api/sites/<id>/runs). Measured: each run's wall time (the job's started_at to finished_at),
-// the site's 200 and 304 answers, genapi's peak RSS; and, as the fingerprint's cost, the CPU a page
-// of run 1 (a site's run: every page fingerprinted and remembered) against a plain job of the same
-// site in the same process. Then a big site's run 1 and run 2 on SQLite and on PostgreSQL (a throwaway
-// cluster, as the jobs section starts one), each run in a genapi process of its own, so that its peak
-// RSS is its own. Goals (issue 36): run 2 under 0.5x run 1's wall time with over 95% of its page
-// answers 304; the big site's run 2 under 256 MB peak RSS on both stores; the site run's CPU a page
-// under 1.1x the job's.
+// Sites: what a re-crawl of an unchanged site costs against its first crawl. The site is the crawl
+// bench's pages (15-30 KB of prose) served by nginx as files are (fixtures/tree-site.ts: a tree of 10^d
+// pages over 21 files, each page with its file's ETag and Last-Modified, 304 to a matching
+// If-None-Match); one site created with every_hours null, run 1 (its first run, queued at creation),
+// then run 2 of the unchanged site (POST /api/sites/<id>/runs). Measured: each run's wall time (the
+// job's started_at to finished_at), the site's 200 and 304 answers, genapi's peak RSS; and, as the
+// fingerprint's cost, the CPU a page of run 1 (a site's run: every page fingerprinted and
+// remembered) against a plain job of the same site in the same process. Then a big site's run 1
+// and run 2 on SQLite and on PostgreSQL (a throwaway cluster, as the jobs section starts one), each
+// run in a genapi process of its own, so that its peak RSS is its own. Goals (issue 36): run 2 under
+// 0.5x run 1's wall time with over 95% of its page answers 304; the big site's run 2 under 256 MB
+// peak RSS on both stores; the site run's CPU a page under 1.1x the job's.
 //
-//   bun scripts/bench/sections/sites.ts --serve-site PAGES   (the site server; the section starts it pinned)
-// Full: 100,000 pages and a big site of 1,000,000 (`run.ts --site-pages N --site-big-pages N`); smoke: 300 and 2,000.
+// Full: 100,000 pages and a big site of 1,000,000 (`run.ts --site-pages N --site-big-pages N`, powers
+// of ten); smoke: 100 and 1,000.
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { createDatabase } from "../../../test/support/postgres.ts";
 import type { Context } from "../harness/context.ts";
 import { CORES, sampleUsage } from "../harness/proc.ts";
 import { missing, type Row, row, summarize, type SectionResult, type Target } from "../harness/results.ts";
-import { BUN, createKey, newDb, type Server, startGenapi, startServer } from "../harness/servers.ts";
-import { pageHtml } from "./jobs.ts";
+import { createKey, newDb, type Server, startGenapi } from "../harness/servers.ts";
+import { serveTreeSite, type TreeSite } from "../fixtures/tree-site.ts";
 
 const FULL_PAGES = 100_000;
-const SMOKE_PAGES = 300;
+const SMOKE_PAGES = 100;
 const FULL_BIG_PAGES = 1_000_000;
-const SMOKE_BIG_PAGES = 2_000;
+const SMOKE_BIG_PAGES = 1_000;
 const RSS_TARGET_MB = 256;
 const WALL_TARGET = 0.5;
 const NOT_MODIFIED_TARGET = 0.95;
 const CPU_TARGET = 1.1;
-
-/** The site server: page i with a stable ETag, 304 on a matching If-None-Match; counts at /__stats. */
-function serveSite(size: number): void {
-  let ok = 0;
-  let notModified = 0;
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      const { pathname } = new URL(req.url);
-      if (pathname === "/__stats") return Response.json({ ok, notModified });
-      if (pathname === "/__reset") {
-        ok = notModified = 0;
-        return new Response("ok");
-      }
-      if (pathname === "/robots.txt") return new Response("User-agent: *\nAllow: /\n");
-      const i = pathname === "/" ? 0 : Number(/^\/p([1-9]\d*)$/.exec(pathname)?.[1] ?? -1);
-      if (!(i >= 0 && i < size)) return new Response("not found", { status: 404 });
-      // A version per page, as a file's size and mtime make nginx's: the site never changes here.
-      const etag = `"v1-${i}"`;
-      if (req.headers.get("if-none-match") === etag) {
-        notModified++;
-        return new Response(null, { status: 304, headers: { etag } });
-      }
-      ok++;
-      return new Response(pageHtml(i, size), { headers: { "content-type": "text/html; charset=utf-8", etag } });
-    },
-  });
-  console.log(JSON.stringify({ address: `http://127.0.0.1:${server.port}` }));
-}
-
-if (import.meta.main) {
-  const index = Bun.argv.indexOf("--serve-site");
-  serveSite(Number(Bun.argv[index + 1]));
-}
 
 interface Run {
   seconds: number;
@@ -95,12 +60,12 @@ async function startSiteGenapi(ctx: Context, size: number, db: string, key?: str
 }
 
 /** Waits for job `id` and measures it: wall time from the job's own times, the site's answers, CPU, peak RSS. */
-async function measure(genapi: Server, api: (path: string) => Promise<any>, site: Server, id: string): Promise<Run> {
+async function measure(genapi: Server, api: (path: string) => Promise<any>, site: TreeSite, id: string): Promise<Run> {
   const cpuMs = async () => {
     const stat = (await Bun.file(`/proc/${genapi.pid}/stat`).text()).split(") ")[1]!.split(" ");
     return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
   };
-  await fetch(`${site.url}/__reset`);
+  await site.reset();
   const cpuBefore = await cpuMs();
   const usage = sampleUsage(genapi.pid, 200);
   let job: any;
@@ -110,7 +75,7 @@ async function measure(genapi: Server, api: (path: string) => Promise<any>, site
     await Bun.sleep(200);
   }
   const peak = await usage.stop();
-  const answers = (await (await fetch(`${site.url}/__stats`)).json()) as { ok: number; notModified: number };
+  const answers = await site.answers();
   const pages = job.progress.pages_crawled || 1;
   return {
     seconds: (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000,
@@ -127,7 +92,7 @@ async function measure(genapi: Server, api: (path: string) => Promise<any>, site
  * A site's run 1 over the big site, then its run 2 (the site unchanged) after a restart of genapi
  * on the same store, so that each run's peak RSS is its own process's.
  */
-async function bigRuns(ctx: Context, site: Server, size: number, db: string): Promise<{ first: Run; second: Run }> {
+async function bigRuns(ctx: Context, site: TreeSite, size: number, db: string): Promise<{ first: Run; second: Run }> {
   const one = await startSiteGenapi(ctx, size, db);
   let first: Run;
   let siteId: string;
@@ -161,7 +126,7 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
   const smoke = ctx.plan.sitePages.every((pages) => pages < 1_000);
   const size = ctx.plan.sitesPages ?? (smoke ? SMOKE_PAGES : FULL_PAGES);
   const fmt = (n: number) => n.toLocaleString("en-US");
-  const site = await startServer([BUN, join(import.meta.dir, "sites.ts"), "--serve-site", String(size)], ctx.workDir, CORES.load);
+  const site = await serveTreeSite(ctx, size, "sites");
   const { genapi, api } = await startSiteGenapi(ctx, size, newDb(mkdtempSync(join(ctx.workDir, "sites-db-"))));
   try {
     ctx.log(`sites: a plain job over the ${fmt(size)}-page site (the baseline of the fingerprint's cost)`);
@@ -177,7 +142,7 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
     await site.stop();
 
     const bigSize = ctx.plan.sitesBigPages ?? (smoke ? SMOKE_BIG_PAGES : FULL_BIG_PAGES);
-    const bigSite = await startServer([BUN, join(import.meta.dir, "sites.ts"), "--serve-site", String(bigSize)], ctx.workDir, CORES.load);
+    const bigSite = await serveTreeSite(ctx, bigSize, "sites-big");
     const stores = ctx.plan.sitesBigStores ?? ["sqlite", "postgresql"];
     const big: { store: string; runs?: { first: Run; second: Run } }[] = [];
     try {
@@ -249,7 +214,7 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
           columns: ["wall s", "200 answers", "304 answers", "CPU ms/page", "peak RSS MB", "URLs listed"],
           rows: [runRow("plain job", plain), runRow("site run 1", first), runRow("site run 2 (unchanged)", second)],
           notes: [
-            `The site server (scripts/bench/sections/sites.ts) makes page i on request, the jobs section's page with a stable ETag, and answers a matching If-None-Match with 304; pinned to core ${CORES.load}, genapi to core ${CORES.server}.`,
+            `The site: ${site.description}; genapi pinned to core ${CORES.server}.`,
             "wall s: the job's finished_at less its started_at. CPU ms/page: genapi's user and system time over the job, by pages crawled. Peak RSS: VmHWM sampled every 200 ms (one process for the three runs: a run's peak is the highest so far).",
           ],
         },
