@@ -98,7 +98,8 @@ describe("bench harness, smoke mode", () => {
     expect(jobs.series?.[0]?.points.length).toBeGreaterThan(0);
 
     // Sites (scripts/bench/sections/sites.ts): a plain job and a site's two runs listed every page, and
-    // the big site's two runs on SQLite and on PostgreSQL ("not installed" without it).
+    // the big site's two runs on SQLite and on PostgreSQL ("not installed" without it); every page of
+    // run 2 answered 304.
     const sites = results.sections.find((s) => s.id === "sites")!;
     expect(sites.checks.map((c) => [c.label, c.passed])).toEqual([["every run listed every page", true]]);
     const second = sites.tables[0]!.rows.find((r) => r.label === "site run 2 (unchanged)")!;
@@ -111,6 +112,11 @@ describe("bench harness, smoke mode", () => {
     ]);
     for (const row of big.filter((r) => r.label.endsWith("run 2 (unchanged)")))
       expect(row.cells["304 answers"]).toMatchObject({ median: 1_000 });
+    // The fingerprint's cost: one crawl each way (smoke), both timed.
+    expect(sites.tables[2]!.rows.map((r) => [r.label, (r.cells["CPU µs/page"] as { runs: number }).runs])).toEqual([
+      ["crawl without fingerprints", 1],
+      ["crawl with fingerprints (a site's run 1, no store)", 1],
+    ]);
 
     // Link report beyond the origin (scripts/bench/sections/link-report.ts): link_report: true sent the
     // other host nothing; with external checks each of its 200 URLs was asked once and its 10 broken

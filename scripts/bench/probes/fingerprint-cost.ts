@@ -4,10 +4,12 @@
 // another checkout's sources (its src/crawler/html/links.ts), to compare the default path before and
 // after a change. `--crawl` measures whole crawls instead: the site served by fixtures/static-server.ts in a
 // child process, crawled in this one through the service's network (createCrawlNetwork: address
-// guard, politeness, the HTTP client) into a MemoryCrawlState, CPU µs a page of this process.
+// guard, politeness, the HTTP client) into a MemoryCrawlState, CPU µs a page of this process;
+// `--url URL` crawls a site already served there instead, and `--json` prints the figures as one
+// JSON line (the bench's sites section runs it so, pinned, over its nginx site).
 //
 //   bun scripts/bench/probes/fingerprint-cost.ts [--pages 2000] [--rounds 6] [--seconds 1] [--base /tmp/other]
-//   bun scripts/bench/probes/fingerprint-cost.ts --crawl [--pages 2000] [--rounds 6]
+//   bun scripts/bench/probes/fingerprint-cost.ts --crawl [--pages 2000 | --url URL] [--rounds 6] [--json]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,11 +25,23 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "1" },
     base: { type: "string" },
     crawl: { type: "boolean", default: false },
+    url: { type: "string" },
+    json: { type: "boolean", default: false },
   },
 });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 if (values.crawl) {
-  await crawls(Number(values.pages), Number(values.rounds));
+  const figures =
+    values.url === undefined
+      ? await crawlsOfGenerated(Number(values.pages), Number(values.rounds))
+      : await crawls(values.url, Number(values.rounds));
+  if (values.json) console.log(JSON.stringify(figures));
+  else {
+    for (const [name, xs] of Object.entries(figures)) {
+      console.log(`crawl ${name}: median ${median(xs).toFixed(1)} µs a page (${xs.map((x: number) => x.toFixed(0)).join(", ")})`);
+    }
+    console.log(`crawl fingerprint ÷ default: ${(median(figures.fingerprint) / median(figures.default)).toFixed(3)}`);
+  }
   process.exit(0);
 }
 const dir = mkdtempSync(join(tmpdir(), "fingerprint-cost-"));
@@ -79,8 +93,14 @@ console.log(`fingerprint ÷ default: ${(median(figures.get("fingerprint")!) / me
 if (values.base !== undefined)
   console.log(`default ÷ base default: ${(median(figures.get("default")!) / median(figures.get("base default")!)).toFixed(3)}`);
 
-/** Whole crawls of the generated site with and without fingerprints, alternating which goes first. */
-async function crawls(pageCount: number, rounds: number): Promise<void> {
+/** CPU µs a page of whole crawls with and without fingerprints, by round. */
+export interface CrawlFigures {
+  default: number[];
+  fingerprint: number[];
+}
+
+/** Whole crawls of the generated site (fixtures/site.ts, served by static-server.ts in a child process). */
+async function crawlsOfGenerated(pageCount: number, rounds: number): Promise<CrawlFigures> {
   const siteDir = mkdtempSync(join(tmpdir(), "fingerprint-cost-"));
   generateSite(siteDir, pageCount);
   const server = Bun.spawn([process.execPath, join(import.meta.dir, "../fixtures/static-server.ts"), siteDir], {
@@ -91,33 +111,35 @@ async function crawls(pageCount: number, rounds: number): Promise<void> {
     const reader = server.stdout.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     const { address } = JSON.parse(first.split("\n")[0]!) as { address: string };
-    const network = createCrawlNetwork({
-      policy: { allowPrivate: true, allowTargets: [] },
-      politeness: { hostConcurrency: 8, hostDelayMs: 0 },
-    });
-    const deps = { fetch: network, now: Date.now, userAgent: "genapi/bench" };
-    const limits = { ...defaultCrawlLimits, maxPages: pageCount * 2 };
-    const one = async (fingerprint: boolean) => {
-      const cpuBefore = process.cpuUsage();
-      // A site's run (history given, none before) fingerprints and remembers each page; a plain crawl does neither.
-      const run = await runCrawl(`${address}/`, new MemoryCrawlState(), limits, deps, fingerprint ? { history: NO_HISTORY } : {});
-      const cpu = process.cpuUsage(cpuBefore);
-      Bun.gc(true);
-      return (cpu.user + cpu.system) / run.pagesCrawled;
-    };
-    await one(false); // warm-up
-    const figures: Record<"default" | "fingerprint", number[]> = { default: [], fingerprint: [] };
-    for (let round = 0; round < rounds; round++) {
-      for (const fingerprint of round % 2 === 0 ? [false, true] : [true, false]) {
-        figures[fingerprint ? "fingerprint" : "default"].push(await one(fingerprint));
-      }
-    }
-    for (const [name, xs] of Object.entries(figures)) {
-      console.log(`crawl ${name}: median ${median(xs).toFixed(1)} µs a page (${xs.map((x) => x.toFixed(0)).join(", ")})`);
-    }
-    console.log(`crawl fingerprint ÷ default: ${(median(figures.fingerprint) / median(figures.default)).toFixed(3)}`);
+    return await crawls(`${address}/`, rounds);
   } finally {
     server.kill();
     rmSync(siteDir, { recursive: true });
   }
+}
+
+/** Whole crawls of the site at `url` with and without fingerprints, alternating which goes first. */
+async function crawls(url: string, rounds: number): Promise<CrawlFigures> {
+  const network = createCrawlNetwork({
+    policy: { allowPrivate: true, allowTargets: [] },
+    politeness: { hostConcurrency: 8, hostDelayMs: 0 },
+  });
+  const deps = { fetch: network, now: Date.now, userAgent: "genapi/bench" };
+  const limits = { ...defaultCrawlLimits, maxPages: 1_000_000 };
+  const one = async (fingerprint: boolean) => {
+    const cpuBefore = process.cpuUsage();
+    // A site's run (history given, none before) fingerprints and remembers each page; a plain crawl does neither.
+    const run = await runCrawl(url, new MemoryCrawlState(), limits, deps, fingerprint ? { history: NO_HISTORY } : {});
+    const cpu = process.cpuUsage(cpuBefore);
+    Bun.gc(true);
+    return (cpu.user + cpu.system) / run.pagesCrawled;
+  };
+  await one(false); // warm-up
+  const figures: CrawlFigures = { default: [], fingerprint: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const fingerprint of round % 2 === 0 ? [false, true] : [true, false]) {
+      figures[fingerprint ? "fingerprint" : "default"].push(await one(fingerprint));
+    }
+  }
+  return figures;
 }
