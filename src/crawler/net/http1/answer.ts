@@ -2,7 +2,9 @@
 // Response's machinery. A crawl makes one a page; a Response and its Headers cost a construction in
 // the engine and a call into it for every field appended and read (`Response`, `Headers`, `append`,
 // `get`: 4-5 % of a crawl's JS-thread samples, notes/bench-profile.md section 16). Where a Response
-// is asked for (HttpClient.send, fetch's signature) `toResponse` makes one at that edge.
+// is asked for (HttpClient.send, fetch's signature) `toResponse` makes one at that edge. A page's
+// answer parsed, made and read as a crawl reads it: 3.39-4.07 µs with a Response and its Headers,
+// 2.42-2.79 µs with this and fields.ts (medians of 5 alternating runs of 7 x 50,000, load ~2.8).
 //
 // A body that ended within the client's buffer is held as its bytes, handed over without a copy and
 // taken by readCapped without a promise (`takeNow`); a longer one is the connection's stream.

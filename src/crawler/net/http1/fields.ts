@@ -2,7 +2,9 @@
 // looked up in JS. A WHATWG Headers took an append a field (a call into the engine and its own
 // copy) and a `get` a lookup, for every field of every page: `Headers`, `append` and `get` were
 // 4-5 % of a crawl's JS-thread samples (notes/bench-profile.md section 16). A crawl reads a few
-// fields of a head of about ten, so a scan of the list is all a lookup needs.
+// fields of a head of about ten, so a scan of the list is all a lookup needs. A field name is
+// checked and lower-cased once and remembered: 8 names 0.63 µs a head with the lookup, 1.15-1.23
+// µs with the token regex and toLowerCase each time (Bun 1.4.4, 200,000 heads, load ~3).
 //
 // It checks and reads fields as Bun's Headers does, so that the head parser refuses what it
 // refused and a Response made of it (http1/answer.ts) shows the same fields: a name must be a
