@@ -1,6 +1,7 @@
 // Breadth-first crawl of one origin: what to fetch, what to list, when to stop. The growing state
 // (frontier, seen, entries, exclusions) lives behind CrawlState, so one engine serves
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
+import type { AnswerFields } from "./net/answer.ts";
 import { readCapped } from "./net/body.ts";
 import { conditionalHeaders, type PageHistory, type PageKept, type PageMemory, samePage, siteLastmod } from "./history.ts";
 import { largePages } from "./page-budget.ts";
@@ -250,7 +251,7 @@ type Answer =
     };
 
 /** A page's answer kept raw for the browser: read (rendered or not) once its request is over. */
-type RawPage = { kind: "raw"; status: number; headers: Headers; body: Uint8Array; html: string; previous: PageMemory | null };
+type RawPage = { kind: "raw"; status: number; headers: AnswerFields; body: Uint8Array; html: string; previous: PageMemory | null };
 
 /** What a fetched page says: whether it is listed (or why not), its canonical and its links. */
 interface PageRead {
@@ -824,7 +825,7 @@ class Crawl {
   }
 
   /** Reads a fetched page (its body decoded to `html`): the text is dropped once this returns. */
-  private readPage(url: string, status: number, headers: Headers, html: string, previous: PageMemory | null = null): PageRead {
+  private readPage(url: string, status: number, headers: AnswerFields, html: string, previous: PageMemory | null = null): PageRead {
     const facts = extractPage(html, url, this.productToken, this.limits.maxLinksPerPage, this.extract);
     const directives = mergeDirectives(facts.directives, headerDirectives(headers.get("x-robots-tag"), this.productToken));
     const headerCanonical = linkHeaderCanonical(headers);
@@ -861,7 +862,7 @@ class Crawl {
    * the site's rule: kept from the previous run while its fingerprint is unchanged, else its own
    * date or the time it was read (history.ts). Other crawls: the page as it is.
    */
-  private remember(headers: Headers, previous: PageMemory | null, fingerprint: string | null, page: PageRead): PageRead {
+  private remember(headers: AnswerFields, previous: PageMemory | null, fingerprint: string | null, page: PageRead): PageRead {
     if (this.history === null) return page;
     const { entry } = page;
     entry.lastmod = siteLastmod(previous, fingerprint, entry.lastmod, this.deps.now());
@@ -882,7 +883,7 @@ class Crawl {
   }
 
   /** A page that answered 304 Not Modified: read as the previous run read it, its validators renewed. */
-  private readRemembered(headers: Headers, previous: PageMemory): PageRead {
+  private readRemembered(headers: AnswerFields, previous: PageMemory): PageRead {
     const entry: SitemapEntry = { loc: previous.url };
     if (previous.lastmod !== null) entry.lastmod = previous.lastmod;
     if (previous.extra?.alternates) entry.alternates = previous.extra.alternates;
@@ -913,7 +914,7 @@ class Crawl {
    * with no links: listed unless X-Robots-Tag says noindex, a Link header names another canonical,
    * or `include` leaves it out.
    */
-  private readDocument(url: string, status: number, headers: Headers, previous: PageMemory | null): PageRead {
+  private readDocument(url: string, status: number, headers: AnswerFields, previous: PageMemory | null): PageRead {
     const directives = headerDirectives(headers.get("x-robots-tag"), this.productToken);
     const headerCanonical = linkHeaderCanonical(headers);
     const canonical = this.strip(headerCanonical === undefined ? null : normaliseUrl(headerCanonical, url));
@@ -951,7 +952,7 @@ class Crawl {
   private async readRendered(
     url: string,
     status: number,
-    headers: Headers,
+    headers: AnswerFields,
     body: Uint8Array,
     html: string,
     previous: PageMemory | null,
@@ -978,7 +979,7 @@ class Crawl {
   private async render(
     url: string,
     status: number,
-    headers: Headers,
+    headers: AnswerFields,
     body: Uint8Array,
   ): Promise<{ kind: "dom"; html: string } | { kind: "failed"; reason: string }> {
     const renderer = this.deps.renderer!;

@@ -69,7 +69,7 @@ async function round(send: Sender, requests: number): Promise<{ cpuMicros: numbe
     Array.from({ length: WORKERS }, async () => {
       for (let i = next++; i < requests; i = next++) {
         const res = await send(URL_OF(i), { signal });
-        await res.arrayBuffer();
+        await res.bytes();
       }
     }),
   );

@@ -2,6 +2,7 @@
 // article property; the `name=` spelling is not Open Graph's and is not read), then JSON-LD's
 // `dateModified`, then `Last-Modified` (net/headers.ts, which leaves out a server's "now"). The first
 // plausible one is the date: one malformed or in the future is passed over for the next.
+import type { AnswerFields } from "../net/answer.ts";
 import { lastModifiedOf } from "../net/headers.ts";
 
 /** The dates a page gives itself in its HTML, as written (character references decoded). */
@@ -13,7 +14,7 @@ export interface OwnDates {
 }
 
 /** The page's <lastmod>: its first plausible own date as a W3C datetime (readW3cDate), else Last-Modified's, else none. */
-export function pageLastmod(own: OwnDates, headers: Headers, now: number): string | undefined {
+export function pageLastmod(own: OwnDates, headers: AnswerFields, now: number): string | undefined {
   if (own.modifiedTime !== undefined) {
     const date = readW3cDate(own.modifiedTime, now);
     if (date !== undefined) return date;

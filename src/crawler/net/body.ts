@@ -1,5 +1,7 @@
 // Bounded body reads: an untrusted body is never read whole (Bun's fetch has no decompressed-size cap).
 import { untilAborted } from "./abort.ts";
+import type { Answer } from "./answer.ts";
+import { ClientAnswer } from "./http1/answer.ts";
 import { BODY_IN_MEMORY, BufferedResponse } from "./http1/buffered-response.ts";
 
 export { BODY_IN_MEMORY };
@@ -22,7 +24,7 @@ export interface LargeBodyHook {
  * `large.enter` runs (and is awaited) as soon as the body is known to be larger than its threshold:
  * from an unencoded Content-Length before the first read, else when the bytes read cross it.
  */
-export async function readCapped(res: Response, maxBytes: number, signal: AbortSignal, large?: LargeBodyHook): Promise<CappedBody> {
+export async function readCapped(res: Answer, maxBytes: number, signal: AbortSignal, large?: LargeBodyHook): Promise<CappedBody> {
   const declared = declaredLength(res);
   let entered = false;
   if (large && declared > large.threshold) {
@@ -30,9 +32,9 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
     await large.enter();
   }
   // A body already in memory is taken as it is: no reader, no copy.
-  if (BODY_IN_MEMORY in res) {
+  if (res instanceof ClientAnswer ? res.inMemory : BODY_IN_MEMORY in res) {
     signal.throwIfAborted();
-    const now = res instanceof BufferedResponse ? res.takeNow() : null;
+    const now = res instanceof ClientAnswer || res instanceof BufferedResponse ? res.takeNow() : null;
     const bytes = now ?? (await untilAborted(res.bytes(), signal));
     if (large && !entered && bytes.byteLength > large.threshold) await large.enter();
     return bytes.byteLength > maxBytes ? { bytes: bytes.subarray(0, maxBytes), overflow: true } : { bytes, overflow: false };
@@ -81,7 +83,7 @@ export async function readCapped(res: Response, maxBytes: number, signal: AbortS
 const INITIAL_BUFFER = 64 * 1024;
 
 /** The body's length from Content-Length when it is not content-encoded (then it is the compressed length), else 0. */
-function declaredLength(res: Response): number {
+function declaredLength(res: Answer): number {
   const encoding = res.headers.get("content-encoding");
   if (encoding !== null && encoding.toLowerCase() !== "identity") return 0;
   const length = Number(res.headers.get("content-length") ?? "");
@@ -89,7 +91,11 @@ function declaredLength(res: Response): number {
 }
 
 /** Cancels a body nobody will read (redirects, errors, non-HTML), so the connection is released. */
-export function discardBody(res: Response): void {
+export function discardBody(res: Answer): void {
+  if (res instanceof ClientAnswer) {
+    res.discard();
+    return;
+  }
   // A body read already has nothing to release; asking for its stream would make one.
   if (res.bodyUsed) return;
   if (res.body !== null && !res.body.locked) void res.body.cancel().catch(() => {});

@@ -3,6 +3,7 @@
 // the start origin only (credentials.ts), then the crawler's HTTP/1.1 client with one keep-alive
 // pool for the process. Whatever a request to a site must pass goes here.
 import { systemResolver, type Resolver, type TargetPolicy } from "./address-guard.ts";
+import type { Answer } from "./answer.ts";
 import { type CrawlCredentials, withCredentials } from "./credentials.ts";
 import { createGuardedFetch } from "./guarded-fetch.ts";
 import { createHttpClient } from "./http-client.ts";
@@ -42,7 +43,7 @@ export interface CrawlConnection {
    * client; to the page's own origin under the crawl's address policy, to other origins only on
    * public addresses, whatever the server allows for crawl targets.
    */
-  subFetch(url: URL, init: { headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal }): Promise<Response>;
+  subFetch(url: URL, init: { headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal }): Promise<Answer>;
   /**
    * The link report's checks of URLs beyond the crawl's pages (links/outside.ts): the same address
    * guard, client and credentials layer (so the start origin alone gets credentials), each host's
@@ -76,7 +77,7 @@ export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
       // The credentials are the last step before the client: nothing after them adds a header.
       // Every request of the crawl goes through it, the browser's too when pages are rendered, so
       // that the start origin's credentials reach it and only it.
-      const send = crawl.wrap(settings.credentials ? withCredentials(client.send, settings.credentials) : client.send);
+      const send = crawl.wrap(settings.credentials ? withCredentials(client.answer, settings.credentials) : client.answer);
       const fetch = createGuardedFetch(options.policy, resolve, send);
       let thirdParty: HopFetcher | undefined;
       let checks: { fetch: HopFetcher; maxConcurrency: number } | undefined;
@@ -93,7 +94,7 @@ export function createCrawlNetwork(options: CrawlNetworkOptions): CrawlNetwork {
         checks() {
           if (checks === undefined) {
             const face = politeness.open({ requestTimeoutMs: settings.requestTimeoutMs });
-            const checkSend = face.wrap(settings.credentials ? withCredentials(client.send, settings.credentials) : client.send);
+            const checkSend = face.wrap(settings.credentials ? withCredentials(client.answer, settings.credentials) : client.answer);
             checks = { fetch: createGuardedFetch(options.policy, resolve, checkSend), maxConcurrency: face.maxConcurrency };
           }
           return checks;

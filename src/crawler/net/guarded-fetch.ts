@@ -12,14 +12,16 @@ import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
 import { createHttpClient, requestTarget } from "./http-client.ts";
 import { untilAborted } from "./abort.ts";
+import type { Answer } from "./answer.ts";
 import type { HopFetcher, RequestQueue } from "./request.ts";
 
 /**
- * Sends one request, with fetch's signature: the crawler's HTTP/1.1 client by default (a
- * keep-alive pool of its own per guarded fetcher), `fetch` for job callbacks (POSTs); tests wrap
- * either (to trust a test certificate, to record).
+ * Sends one request, with fetch's signature, answered with an `A`: a Response from the crawler's
+ * HTTP/1.1 client's `send` by default (a keep-alive pool of its own per guarded fetcher) and from
+ * `fetch` for job callbacks (POSTs); a crawl's network (crawl-fetch.ts) sends with the client's
+ * `answer`. Tests wrap any of them (to trust a test certificate, to record).
  */
-export type Send = (input: string, init: SendInit) => Promise<Response>;
+export type Send<A extends Answer = Response> = (input: string, init: SendInit) => Promise<A>;
 
 /** fetch's options, and the request's queue hooks for a sender that makes it wait (politeness.ts). */
 export type SendInit = BunFetchRequestInit & { queue?: RequestQueue };
@@ -29,13 +31,15 @@ export type SendInit = BunFetchRequestInit & { queue?: RequestQueue };
  * TargetRefusedError and an unresolvable name a plain Error, before any connection), then
  * connects to the checked address. Redirects are returned as they are, never followed; bodies are
  * decompressed (the crawler counts decoded bytes); no proxy from the environment is used, so the
- * connection really goes to the checked address. Response.url is the IP URL: resolve Location
- * headers against the URL that was asked for, not against it.
+ * connection really goes to the checked address. The answer is the sender's, as it is (a fetch
+ * Response's url is the IP URL: resolve Location headers against the URL that was asked for).
  */
+export function createGuardedFetch(policy: TargetPolicy, resolve?: Resolver): HopFetcher<Response>;
+export function createGuardedFetch<A extends Answer>(policy: TargetPolicy, resolve: Resolver | undefined, send: Send<A>): HopFetcher<A>;
 export function createGuardedFetch(
   policy: TargetPolicy,
   resolve: Resolver = systemResolver,
-  send: Send = createHttpClient().send,
+  send: Send<Answer> = createHttpClient().send,
 ): HopFetcher {
   // An IP literal's verdict depends on the scheme, host and port alone (no lookup), and a crawl asks
   // for it on every page: a verdict that admits it is kept (4.8 µs a page with ipaddr.js parsing).

@@ -1,4 +1,5 @@
 // What the crawler reads from response headers: redirects, content type, Last-Modified, Link canonical.
+import type { AnswerFields } from "./answer.ts";
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
@@ -17,7 +18,7 @@ export interface MediaType {
  * The media type of a Content-Type field. A site sends one value for most of its pages: the last
  * value's reading is kept (callers only read it).
  */
-export function mediaTypeOf(headers: Headers): MediaType {
+export function mediaTypeOf(headers: AnswerFields): MediaType {
   const value = headers.get("content-type") ?? "";
   if (value === lastMediaType.value) return lastMediaType.read;
   const read = readMediaType(value);
@@ -81,7 +82,7 @@ export const STAMPED_NOW_MS = 60_000;
  * or within STAMPED_NOW_MS of the answer's `Date` (a server that stamps every answer "now"; an
  * absent or unreadable Date rules out nothing).
  */
-export function lastModifiedOf(headers: Headers, now: number): string | undefined {
+export function lastModifiedOf(headers: AnswerFields, now: number): string | undefined {
   const value = headers.get("last-modified")?.trim() ?? "";
   if (value === "") return undefined;
   let read: { time: number; iso: string | undefined } | undefined;
@@ -165,7 +166,7 @@ function twoDigitYear(yy: number, now: number): number {
 }
 
 /** The target of the first `Link: <...>; rel="canonical"` header entry, as written (may be relative). */
-export function linkHeaderCanonical(headers: Headers): string | undefined {
+export function linkHeaderCanonical(headers: AnswerFields): string | undefined {
   const value = headers.get("link");
   if (value === null) return undefined;
   for (const match of value.matchAll(/<([^>]*)>((?:\s*;\s*[^;,]*)*)/g)) {
@@ -181,7 +182,7 @@ export function linkHeaderCanonical(headers: Headers): string | undefined {
  * A Retry-After field (RFC 9110 10.2.3) as milliseconds from `now`: delay-seconds, or an HTTP date
  * (in any of its three forms; a date in the past is 0). Undefined when absent or unreadable.
  */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
+export function retryAfterMs(headers: AnswerFields, now: number): number | undefined {
   const value = headers.get("retry-after")?.trim();
   if (value === undefined || value === "") return undefined;
   if (/^\d+$/.test(value)) return Number(value) * 1000;

@@ -14,8 +14,10 @@
 // limits (max_concurrency, delay_ms), its retries of throttled requests and its counts.
 import ipaddr from "ipaddr.js";
 import { timerDelay, untilAborted } from "./abort.ts";
+import type { Answer } from "./answer.ts";
 import { BODY_IN_MEMORY, discardBody } from "./body.ts";
 import { retryAfterMs } from "./headers.ts";
+import { ClientAnswer } from "./http1/answer.ts";
 import type { RequestQueue } from "./request.ts";
 
 /** The server's (or genapi crawl's) limits per host. */
@@ -104,8 +106,8 @@ export interface HostCoordinator {
   reserveStarts(host: string, intervalMs: number, count: number): Promise<number>;
 }
 
-/** A sender with fetch's signature (the HTTP client's `send`), and the request's queue hooks. */
-export type Sender = (input: string, init: BunFetchRequestInit & { queue?: RequestQueue }) => Promise<Response>;
+/** A sender with fetch's signature (the HTTP client's `answer`), and the request's queue hooks. */
+export type Sender = (input: string, init: BunFetchRequestInit & { queue?: RequestQueue }) => Promise<Answer>;
 
 /** How often a busy host's lease is renewed (and a pause set elsewhere learnt). */
 const RENEW_EVERY_MS = 1_000;
@@ -702,7 +704,7 @@ export class CrawlPolite {
           if (!retrying) this.ownDone();
         });
         const sending = send(input, { ...init, signal });
-        let res: Response;
+        let res: Answer;
         try {
           res = await untilAborted(sending, signal);
         } catch (error) {
@@ -881,13 +883,14 @@ function once(fn: () => void): () => void {
  * cancelled: a body already in memory (or none) at once; a streamed one through a reader that
  * watches it. (`end` itself keeps the slots of an abandoned request to its deadline.)
  */
-function whenBodyEnds(res: Response, request: SentRequest): Response {
+function whenBodyEnds(res: Answer, request: SentRequest): Answer {
   const done = request.end;
-  if (BODY_IN_MEMORY in res || res.body === null) {
+  const stream = res instanceof ClientAnswer ? (res.inMemory ? null : res.body) : BODY_IN_MEMORY in res ? null : res.body;
+  if (stream === null) {
     done();
     return res;
   }
-  const reader = res.body.getReader();
+  const reader = stream.getReader();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -906,5 +909,5 @@ function whenBodyEnds(res: Response, request: SentRequest): Response {
       return reader.cancel(reason);
     },
   });
-  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  return new ClientAnswer(res.status, res.statusText, res.headers, body);
 }

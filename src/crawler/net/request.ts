@@ -1,5 +1,6 @@
 // One bounded HTTP hop: headers, per-request timeout covering the body read, crawl-wide stop.
 import { timerDelay, untilAborted } from "./abort.ts";
+import type { Answer } from "./answer.ts";
 import { discardBody } from "./body.ts";
 
 /**
@@ -16,9 +17,10 @@ export interface RequestQueue {
  * One HTTP hop, no redirect following. The real one (guarded-fetch.ts) checks the address.
  * `target` is the request target (path and query) exactly as the URL is listed: the URL parser's
  * serialisation of `url` may differ (it writes a query's "'" as "%27"), and the request must be for
- * the URL robots.txt judged. Without it, the URL's own path and query are sent.
+ * the URL robots.txt judged. Without it, the URL's own path and query are sent. A crawl's answers
+ * are the client's (an Answer); a Response is one too.
  */
-export type HopFetcher = (
+export type HopFetcher<A extends Answer = Answer> = (
   url: URL,
   init: {
     signal: AbortSignal;
@@ -28,7 +30,7 @@ export type HopFetcher = (
     /** GET unless HEAD (the link report's checks of URLs it does not read). */
     method?: "HEAD";
   },
-) => Promise<Response>;
+) => Promise<A>;
 
 /**
  * Fetches `url` (a normalised URL, as it is listed) and hands the response to `use` while the
@@ -37,7 +39,7 @@ export type HopFetcher = (
  */
 export type Requester = <T>(
   url: string,
-  use: (res: Response, signal: AbortSignal) => Promise<T>,
+  use: (res: Answer, signal: AbortSignal) => Promise<T>,
   /** Headers of this request alone (a conditional request's validators). */
   extra?: Record<string, string>,
 ) => Promise<T>;
@@ -84,7 +86,7 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
         timer = setTimeout(expire, timerDelay(timeoutMs));
       },
     };
-    let res: Response | undefined;
+    let res: Answer | undefined;
     try {
       // A normalised URL has no fragment: its path and query run from the first "/" after the authority.
       const target = url.slice(url.indexOf("/", url.indexOf("//") + 2));

@@ -23,6 +23,7 @@
 // process from 19 to 123 MB; the issue measured a 50 MB one from 60 to 268 MB). A page whose DOM
 // cannot be read, or whose tab fails, is a RenderError.
 import type { Protocol } from "devtools-protocol";
+import type { Answer, AnswerFields } from "../net/answer.ts";
 import { discardBody, readCapped } from "../net/body.ts";
 import { type Browser, BrowserStartError } from "./browser.ts";
 import { type CrawlTabs, FreshTab } from "./tab.ts";
@@ -39,7 +40,7 @@ const MAX_SUBREQUEST_BYTES = 5 * 1024 * 1024;
 export type SubFetch = (
   url: URL,
   init: { method: "GET" | "HEAD"; headers: Record<string, string>; sameOrigin: boolean; signal: AbortSignal },
-) => Promise<Response>;
+) => Promise<Answer>;
 
 /** One page could not be rendered (its DOM unreadable or too large, its tab crashed): the crawl goes on. */
 export class RenderError extends Error {
@@ -56,7 +57,7 @@ export interface RenderInput {
   /** The largest DOM read back, bytes of UTF-8 (the crawl's page cap). */
   maxDomBytes: number;
   /** The document's own answer, already fetched by the crawl. */
-  document: { status: number; headers: Headers; body: Uint8Array };
+  document: { status: number; headers: AnswerFields; body: Uint8Array };
   fetch: SubFetch;
   timeoutMs: number;
   signal: AbortSignal;
@@ -283,7 +284,7 @@ async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases)
   }
 }
 
-function headerList(headers: Headers): Protocol.Fetch.HeaderEntry[] {
+function headerList(headers: AnswerFields): Protocol.Fetch.HeaderEntry[] {
   const list: Protocol.Fetch.HeaderEntry[] = [];
   headers.forEach((value, name) => {
     // The body is handed over decoded and whole.

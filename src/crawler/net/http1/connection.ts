@@ -1,11 +1,11 @@
 // One HTTP/1.1 connection: writes a request, reads its response (the head through head.ts, then the
-// body by its framing) and hands it over as a Response.
+// body by its framing) and hands it over as a ClientAnswer (answer.ts).
 //
-// A body that ends within `bufferBytes` is handed over whole as a BufferedResponse (the bytes as
-// they came off the socket: no stream, no copy); a longer one as a stream that pauses the socket
-// while its reader is behind, and whose cancel closes the connection.
+// A body that ends within `bufferBytes` is handed over whole (the bytes as they came off the
+// socket: no stream, no copy); a longer one as a stream that pauses the socket while its reader is
+// behind, and whose cancel closes the connection.
 import type { Socket, SocketHandler } from "bun";
-import { BufferedResponse } from "./buffered-response.ts";
+import { ClientAnswer } from "./answer.ts";
 import { contentCodings, decodeStream, decodeSync, erroredStream } from "./decode.ts";
 import { decodeError, HttpClientError, headersTooLarge, malformed } from "./errors.ts";
 import { type FinalHead, Framing, headEnd, parseResponseHead, trimOws } from "./head.ts";
@@ -18,7 +18,7 @@ const MAX_INTERIM = 16;
 const MAX_CHUNK_LINE = 4096;
 /** A stream body pauses the socket past this many unread bytes. */
 const STREAM_HIGH_WATER = 256 * 1024;
-/** Statuses `new Response` refuses a body for. */
+/** Statuses `new Response` refuses a body for: their answers have none. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 /** What `new Response` accepts as statusText. */
 const VALID_REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -38,7 +38,7 @@ export interface ConnectionPool {
 /** One request, possibly sent twice (a reused connection that the server had closed). */
 export class Pending {
   retried = false;
-  /** The promise is settled: a Response was handed over, or it was rejected. */
+  /** The promise is settled: an answer was handed over, or it was rejected. */
   settled = false;
   connection: Connection | null = null;
   onAbort: (() => void) | null = null;
@@ -51,11 +51,11 @@ export class Pending {
     readonly decode: boolean,
     readonly reusable: boolean,
     readonly signal: AbortSignal | null,
-    readonly resolve: (res: Response) => void,
+    readonly resolve: (res: ClientAnswer) => void,
     readonly reject: (err: unknown) => void,
   ) {}
 
-  succeed(res: Response): void {
+  succeed(res: ClientAnswer): void {
     if (this.settled) return;
     this.settled = true;
     this.resolve(res);
@@ -104,9 +104,9 @@ const enum Chunk {
 }
 
 const enum Sink {
-  /** Bytes kept until the body ends (then `new Response(bytes)`) or passes bufferBytes. */
+  /** Bytes kept until the body ends (then handed over as they are) or passes bufferBytes. */
   Buffer,
-  /** Bytes go to the Response's stream. */
+  /** Bytes go to the answer's stream. */
   Stream,
   /** Nothing is handed over: a 205's (which has no body), a cancelled stream's. */
   Discard,
@@ -343,15 +343,15 @@ export class Connection {
     this.phase = Phase.Body;
     if (NULL_BODY.has(head.status)) {
       this.sink = Sink.Discard;
-      pending.succeed(new Response(null, this.init()));
+      pending.succeed(this.answer(null));
     }
     if (head.framing === Framing.None || (head.framing === Framing.Length && this.remaining === 0)) this.bodyEnd();
     return true;
   }
 
-  private init(): ResponseInit {
+  private answer(body: Uint8Array | ReadableStream<Uint8Array> | null): ClientAnswer {
     const head = this.head!;
-    return { status: head.status, statusText: VALID_REASON.test(head.reason) ? head.reason : "", headers: head.headers };
+    return new ClientAnswer(head.status, VALID_REASON.test(head.reason) ? head.reason : "", head.headers, body);
   }
 
   /** Feeds body bytes from `chunk[at..]` through the framing. */
@@ -538,7 +538,7 @@ export class Connection {
     }
   }
 
-  /** The body passed bufferBytes: the Response gets a stream that starts with what was read. */
+  /** The body passed bufferBytes: the answer gets a stream that starts with what was read. */
   private toStream(): void {
     const parts = this.parts;
     this.parts = [];
@@ -567,7 +567,7 @@ export class Connection {
       },
       { highWaterMark: STREAM_HIGH_WATER, size: (chunk) => chunk?.byteLength ?? 0 },
     );
-    this.pending!.succeed(new Response(this.encodings === null ? raw : decodeStream(raw, this.encodings, parts[0]), this.init()));
+    this.pending!.succeed(this.answer(this.encodings === null ? raw : decodeStream(raw, this.encodings, parts[0])));
   }
 
   private bodyEnd(): void {
@@ -586,7 +586,7 @@ export class Connection {
       this.paused = false;
       this.socket!.resume();
     }
-    // The connection goes back before the Response is made: a caller that awaits the Response
+    // The connection goes back before the answer is made: a caller that awaits the answer
     // and sends again finds it idle.
     this.pending = null;
     pending.connection = null;
@@ -623,7 +623,7 @@ export class Connection {
             : erroredStream(decodeError(err));
       }
     }
-    pending.succeed(body instanceof Uint8Array ? new BufferedResponse(body, this.init()).asResponse() : new Response(body, this.init()));
+    pending.succeed(this.answer(body));
   }
 
   private bodyError(err: Error): void {

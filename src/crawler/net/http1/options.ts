@@ -10,8 +10,8 @@ export interface HttpClientOptions {
   /** The status line and header fields of one response, interim ones included. */
   maxHeaderBytes?: number;
   /**
-   * A body is read up to this many bytes (before decoding) before the Response is handed over:
-   * one that ends within it becomes `new Response(bytes)`, a longer one a stream that starts
+   * A body is read up to this many bytes (before decoding) before the answer is handed over:
+   * one that ends within it is handed over as its bytes, a longer one as a stream that starts
    * with them.
    */
   bufferBytes?: number;

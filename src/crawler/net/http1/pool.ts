@@ -8,6 +8,7 @@
 // cannot tell them apart. So a server seen sending bytes nobody asked for is not trusted with a
 // kept-alive connection again (its key's connections close after each response, DISTRUSTED_KEYS
 // remembered at most): late stray bytes then have no next request to be taken for.
+import type { ClientAnswer } from "./answer.ts";
 import { Connection, type ConnectionPool, Pending } from "./connection.ts";
 import type { HttpClientOptions } from "./options.ts";
 import { type PreparedRequest, Requests, type Target } from "./request.ts";
@@ -29,7 +30,7 @@ export class Pool implements ConnectionPool {
 
   constructor(readonly options: Required<HttpClientOptions>) {}
 
-  send(input: string, init: BunFetchRequestInit): Promise<Response> {
+  send(input: string, init: BunFetchRequestInit): Promise<ClientAnswer> {
     let prepared: PreparedRequest;
     try {
       prepared = this.requests.prepare(input, init);
@@ -38,7 +39,7 @@ export class Pool implements ConnectionPool {
     }
     const signal = init.signal ?? null;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<Response>((resolve, reject) => {
+    return new Promise<ClientAnswer>((resolve, reject) => {
       const { target, head, isHead, reusable } = prepared;
       const pending = new Pending(target, head, isHead, init.decompress !== false, reusable, signal, resolve, reject);
       if (signal !== null) {
