@@ -1,21 +1,12 @@
 import { expect, test } from "bun:test";
 import { BODY_IN_MEMORY, discardBody, readCapped } from "../../../src/crawler/net/body.ts";
+import { chunkStream } from "../../support/streams.ts";
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 /** A body of `chunks`, recording whether the reader cancelled it. */
 function chunked(chunks: string[]) {
-  const state = { pulled: 0, cancelled: false };
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks[state.pulled++];
-      if (chunk === undefined) controller.close();
-      else controller.enqueue(new TextEncoder().encode(chunk));
-    },
-    cancel() {
-      state.cancelled = true;
-    },
-  });
+  const { stream, state } = chunkStream(chunks);
   return { res: new Response(stream), state };
 }
 

@@ -6,6 +6,7 @@ import { discardBody, readCapped } from "../../../../src/crawler/net/body.ts";
 import { BufferedResponse } from "../../../../src/crawler/net/http-client.ts";
 import { ClientAnswer, toResponse } from "../../../../src/crawler/net/http1/answer.ts";
 import { FieldList } from "../../../../src/crawler/net/http1/fields.ts";
+import { chunkStream } from "../../../support/streams.ts";
 
 const never = new AbortController().signal;
 
@@ -13,21 +14,6 @@ function fields(pairs: [string, string][] = [["Content-Type", "text/plain"]]): F
   const list = new FieldList();
   for (const [name, value] of pairs) list.append(name, value);
   return list;
-}
-
-function streamOf(chunks: string[]) {
-  const state = { pulled: 0, cancelled: false };
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks[state.pulled++];
-      if (chunk === undefined) controller.close();
-      else controller.enqueue(new TextEncoder().encode(chunk));
-    },
-    cancel() {
-      state.cancelled = true;
-    },
-  });
-  return { stream, state };
 }
 
 describe("ClientAnswer, a body in memory", () => {
@@ -75,7 +61,7 @@ describe("ClientAnswer, a body in memory", () => {
 
 describe("ClientAnswer, a streamed body", () => {
   test("read through its stream, to the cap; what is left cancelled", async () => {
-    const { stream, state } = streamOf(["abc", "def", "ghi"]);
+    const { stream, state } = chunkStream(["abc", "def", "ghi"]);
     const answer = new ClientAnswer(200, "OK", fields(), stream);
     expect(answer.takeNow()).toBeNull();
     const { bytes, overflow } = await readCapped(answer, 4, never);
@@ -83,9 +69,9 @@ describe("ClientAnswer, a streamed body", () => {
   });
 
   test("bytes() reads it whole; discarded unread, it is cancelled (the connection is freed)", async () => {
-    const whole = new ClientAnswer(200, "OK", fields(), streamOf(["ab", "cd"]).stream);
+    const whole = new ClientAnswer(200, "OK", fields(), chunkStream(["ab", "cd"]).stream);
     expect(new TextDecoder().decode(await whole.bytes())).toBe("abcd");
-    const { stream, state } = streamOf(["ab"]);
+    const { stream, state } = chunkStream(["ab"]);
     discardBody(new ClientAnswer(200, "OK", fields(), stream));
     await Promise.resolve();
     expect(state.cancelled).toBe(true);
@@ -112,7 +98,7 @@ describe("toResponse: the Response fetch's signature gives", () => {
   test("no body: a Response with none; a stream: a Response of that stream", async () => {
     const none = toResponse(new ClientAnswer(204, "", fields(), null));
     expect([none.status, none.body]).toEqual([204, null]);
-    const streamed = toResponse(new ClientAnswer(200, "OK", fields(), streamOf(["x", "y"]).stream));
+    const streamed = toResponse(new ClientAnswer(200, "OK", fields(), chunkStream(["x", "y"]).stream));
     expect(streamed).not.toBeInstanceOf(BufferedResponse);
     expect(await streamed.text()).toBe("xy");
   });
