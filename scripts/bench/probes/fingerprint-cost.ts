@@ -99,7 +99,7 @@ export interface CrawlFigures {
   fingerprint: number[];
 }
 
-/** Whole crawls of the generated site (fixtures/site.ts, served by static-server.ts in a child process). */
+/** Whole crawls of the generated site (fixtures/site.ts, served by fixtures/static-server.ts in a child process). */
 async function crawlsOfGenerated(pageCount: number, rounds: number): Promise<CrawlFigures> {
   const siteDir = mkdtempSync(join(tmpdir(), "fingerprint-cost-"));
   generateSite(siteDir, pageCount);

@@ -8,9 +8,27 @@
 //
 // A body that ended within the client's buffer is held as its bytes, handed over without a copy and
 // taken by readCapped without a promise (`takeNow`); a longer one is the connection's stream.
-import type { Answer, AnswerFields } from "../answer.ts";
 import { BufferedResponse } from "./buffered-response.ts";
 import { FieldList } from "./fields.ts";
+
+/** An answer's header fields, as the crawl reads them (a Headers has these members too). */
+export interface AnswerFields {
+  /** The field's values joined with ", " (every field of that name, case-insensitive), or null when absent. */
+  get(name: string): string | null;
+  /** Each field once, as Headers gives them: lower-cased names in order, repeated fields joined, Set-Cookie fields apart and last. */
+  forEach(callback: (value: string, name: string) => void): void;
+}
+
+/** One request's answer (Response's members the crawl reads). */
+export interface Answer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: AnswerFields;
+  /** The body as a stream; null when the answer has none (a 204, 304, ...). Asking for it makes it the way to read the body. */
+  readonly body: ReadableStream<Uint8Array> | null;
+  readonly bodyUsed: boolean;
+  bytes(): Promise<Uint8Array>;
+}
 
 const EMPTY = new Uint8Array(0);
 

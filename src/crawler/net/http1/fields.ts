@@ -12,8 +12,6 @@
 // no NUL, CR or LF (or a character past Latin-1); `get` joins a name's values with ", ";
 // iteration gives lower-cased names in code-unit order, repeated fields joined, and the Set-Cookie
 // fields apart, in the order received, after all the others.
-import type { AnswerFields } from "../answer.ts";
-
 /** RFC 9110 5.6.2's token. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What a value may not hold once its ends are stripped. */
@@ -26,7 +24,7 @@ const INVALID_VALUE = /[\0\n\r\u0100-\uffff]/;
 const lowerNames = new Map<string, string>();
 const MAX_NAMES = 512;
 
-export class FieldList implements AnswerFields, Iterable<[string, string]> {
+export class FieldList implements Iterable<[string, string]> {
   /** Lower-cased name, value, name, value, ... in the order received. */
   private readonly list: string[] = [];
 

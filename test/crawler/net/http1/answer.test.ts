@@ -1,5 +1,5 @@
 // ClientAnswer (src/crawler/net/http1/answer.ts), the client's answer in place of a Response: its body
-// is read, taken, streamed and dropped as a Response's was, through body.ts as the crawl reads it,
+// is read, taken, streamed and dropped as a Response's was, through src/crawler/net/body.ts as the crawl reads it,
 // and toResponse gives fetch's signature the Response the client gave before.
 import { describe, expect, test } from "bun:test";
 import { discardBody, readCapped } from "../../../../src/crawler/net/body.ts";
