@@ -5,6 +5,7 @@ import type { AnswerFields } from "./net/answer.ts";
 import { readCapped } from "./net/body.ts";
 import { conditionalHeaders, type PageHistory, type PageKept, type PageMemory, samePage, siteLastmod } from "./history.ts";
 import { largePages } from "./page-budget.ts";
+import { collector } from "./memory/collector.ts";
 import { defaultCrawlOptions, hasLinkReport, linkChecksOf, sitemapFeatures, type CrawlOptions } from "./options.ts";
 import { CheckRunner } from "./checks.ts";
 import { CheckLedger, type CheckReport } from "./links/outside.ts";
@@ -145,7 +146,6 @@ const FINE: LinkFate = { kind: "ok" };
 const EXCLUDED_START = "the start URL matches exclude";
 /** sitemaps_from_robots URLs recorded per state write. */
 const SITEMAP_BATCH = 500;
-const GC_EVERY_PAGES = 5_000;
 /**
  * `documents`: a larger one (by its Content-Length; the body is never read) is not listed, as
  * search engines index no more of a PDF than this (Google: the first 64 MB).
@@ -1016,7 +1016,7 @@ class Crawl {
     this.pagesCrawled++;
     // The live state is small (URL strings), but a long crawl leaves garbage faster than the
     // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
-    if (this.pagesCrawled % GC_EVERY_PAGES === 0) Bun.gc(true);
+    collector.tick();
     // A large page holds one of the process's few permits from the moment it is known to be
     // large until its links are extracted (page-budget.ts).
     let release: ((bytes: number) => void) | undefined;

@@ -135,4 +135,5 @@ export { INVALID_URL_MESSAGE, parseTargetUrl } from "./url/target-url.ts";
 export { writeSitemap, type PartLimits, type SitemapSink, type WrittenSitemap } from "./output/sitemap-writer.ts";
 export { publicUrls, type SitemapEntry } from "./output/xml.ts";
 export { fingerprintOf } from "./html/fingerprint.ts";
+export { collector } from "./memory/collector.ts";
 export { pageLastmod, readW3cDate, type OwnDates } from "./html/page-date.ts";

@@ -284,12 +284,12 @@ export async function profiled(
   for (const id of profile.samples) {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
     // Two native calls are phases of their own, not their caller's: Bun.gc(true), which the engine
-    // calls every 5,000 pages, and the UTF-8 decoding of each page before the scanner reads it.
+    // calls when the process has grown by 32 MB (src/crawler/memory/collector.ts), and the UTF-8 decoding of each page before the scanner reads it.
     const p =
       url !== ""
         ? phase(id)
         : functionName === "gc"
-          ? "forced collections (Bun.gc every 5,000 pages)"
+          ? "forced collections (Bun.gc after 32 MB of growth)"
           : functionName === "decode"
             ? "page bytes decoded to a string (TextDecoder.decode)"
             : phase(id);

@@ -3,16 +3,8 @@
 // Streaming: the entries arrive as an (async) iterable and each finished file goes to the caller's
 // sink, so memory holds at most two parts, never the whole result (jobs list 1,000,000 URLs).
 // Jobs gzip each file into the store; `genapi crawl` writes files beside --output.
-import {
-  escapeXml,
-  GC_EVERY_ENTRIES,
-  renderEntry,
-  SITEMAP_NS,
-  URLSET_TAIL,
-  urlsetHead,
-  type SitemapEntry,
-  type SitemapFeatures,
-} from "./xml.ts";
+import { collector } from "../memory/collector.ts";
+import { escapeXml, renderEntry, SITEMAP_NS, URLSET_TAIL, urlsetHead, type SitemapEntry, type SitemapFeatures } from "./xml.ts";
 
 /** sitemaps.org: URLs in one sitemap file. */
 export const SITEMAP_MAX_URLS = 50_000;
@@ -85,7 +77,8 @@ export async function writeSitemap(
     if (pending.length === limits.urls || (pending.length > 0 && pendingBytes + bytes > limits.bytes)) await finishPart();
     pending.push(xml);
     pendingBytes += bytes;
-    if (++urlCount % GC_EVERY_ENTRIES === 0) Bun.gc(true);
+    urlCount++;
+    collector.tick();
   }
   await finishPart();
   if (written === 0) {
