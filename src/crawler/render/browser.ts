@@ -30,7 +30,10 @@ const START_DEADLINE_MS = 60_000;
 /** The browser's processes are measured every so many pages. */
 const MEASURE_EVERY_PAGES = 25;
 const CANDIDATES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
-/** Chromium features that reach the network by themselves, or that would take requests around interception. */
+/**
+ * Chromium features that reach the network by themselves, that would take requests around
+ * interception, or that cost every page a renderer of the browser's own.
+ */
 const DISABLED_FEATURES = [
   "Translate",
   "OptimizationHints",
@@ -45,6 +48,15 @@ const DISABLED_FEATURES = [
   "NetworkTimeServiceQuerying",
   // A sandboxed frame in a process of its own: its requests were not paused (they met the proxy).
   "IsolateSandboxedIframes",
+  // Each fresh context's page opens in a window of its own, and every window loaded its address
+  // bar's suggestion popup as two WebUI pages (chrome://omnibox-popup.top-chrome/), each in a
+  // renderer: at 4 tabs the same 120 pages rendered at 2.26-2.36 pages/s with them and 3.27-3.39
+  // without (notes/bench-profile.md, section 17); test/crawler/render/tabs.test.ts finds none of
+  // the browser's own pages. PreloadTopChromeWebUI: the window's other WebUI loaded ahead.
+  "WebUIOmniboxPopup",
+  "WebUIOmniboxAimPopup",
+  "WebUIOmniboxFullPopup",
+  "PreloadTopChromeWebUI",
 ];
 
 /** The first of the usual Chromium names on PATH, or the path given; null when there is none. */
@@ -176,6 +188,13 @@ export class Browser {
     const running = await this.running?.catch(() => null);
     if (!running || running.cdp.isClosed) return [];
     return (await running.cdp.send("Target.getBrowserContexts")).browserContextIds;
+  }
+
+  /** The URLs of the browser's targets (pages, frames, workers), its own pages included. */
+  async targetUrls(): Promise<string[]> {
+    const running = await this.running?.catch(() => null);
+    if (!running || running.cdp.isClosed) return [];
+    return (await running.cdp.send("Target.getTargets")).targetInfos.map((target) => target.url);
   }
 
   /** The browser's processes' resident memory, bytes (Linux /proc), or null when unknown. */

@@ -1,8 +1,9 @@
 // A rendered crawl's tabs (src/crawler/render/tab.ts) with a real Chromium: tabs are opened ahead of
 // their pages, yet every page has a context nobody used before (what one page stores, the next does
 // not see), at most `tabs` are opened ahead, and none is left open when the crawl ends: finished,
-// aborted, timed out, or across browser restarts. The browser's own list of contexts
-// (Target.getBrowserContexts) is what is counted. Needs Debian's chromium; skipped with the reason
+// aborted, timed out, or across browser restarts; and no window of theirs loads the browser's own UI
+// pages. The browser's own lists of contexts and targets (Target.getBrowserContexts, getTargets)
+// are what is counted. Needs Debian's chromium; skipped with the reason
 // when it cannot be had. Runs as root in CI, so the sandbox is off here.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Browser, crawlSite, createCrawlNetwork, defaultCrawlLimits, defaultCrawlOptions } from "../../../src/crawler/index.ts";
@@ -65,12 +66,15 @@ async function crawl(
   app: App,
   pages: number,
   extra: { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<{ listed: string[]; truncated: boolean; mostContexts: number }> {
+): Promise<{ listed: string[]; truncated: boolean; mostContexts: number; browserPages: Set<string> }> {
   let mostContexts = 0;
+  // Targets of the browser's own (chrome://...) seen meanwhile.
+  const browserPages = new Set<string>();
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       mostContexts = Math.max(mostContexts, (await browser.openContexts()).length);
+      for (const url of await browser.targetUrls()) if (url.startsWith("chrome://")) browserPages.add(url);
       await Bun.sleep(10);
     }
   })();
@@ -91,6 +95,7 @@ async function crawl(
       listed: result.entries.map((e) => new URL(e.loc).pathname).sort(),
       truncated: result.truncated,
       mostContexts,
+      browserPages,
     };
   } finally {
     sampling = false;
@@ -126,6 +131,9 @@ describe.skipIf(chromium === null)("a rendered crawl's tabs", () => {
     expect(run.mostContexts).toBeGreaterThan(2);
     expect(run.mostContexts).toBeLessThanOrEqual(2 * 2 + 2);
     expect(await browser.openContexts()).toEqual([]);
+    // Each context opens a window of its own: none loads the browser's own UI pages (its address
+    // bar's suggestion popup was two WebUI pages, each a renderer, for every page rendered).
+    expect([...run.browserPages]).toEqual([]);
   }, 90_000);
 
   test("an aborted crawl leaves no context open, the tabs it opened ahead included", async () => {
