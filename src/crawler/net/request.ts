@@ -1,5 +1,5 @@
 // One bounded HTTP hop: headers, per-request timeout covering the body read, crawl-wide stop.
-import { timerDelay, untilAborted } from "./abort.ts";
+import { isSettlingOnAbort, timerDelay, untilAborted } from "./abort.ts";
 import type { Answer } from "./answer.ts";
 import { discardBody } from "./body.ts";
 
@@ -64,6 +64,8 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
   // The requests in flight, aborted with the crawl: one listener on `stop` for all of them rather
   // than one added and removed per request.
   const live = new Set<AbortController>();
+  // A fetcher whose promise settles as its signal aborts (the crawl's: abort.ts) is not raced.
+  const settles = isSettlingOnAbort(fetch);
   stop.addEventListener(
     "abort",
     () => {
@@ -91,7 +93,10 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
       // A normalised URL has no fragment: its path and query run from the first "/" after the authority.
       const target = url.slice(url.indexOf("/", url.indexOf("//") + 2));
       const sent = extra === undefined ? headers : { ...headers, ...extra };
-      res = await untilAborted(fetch(new URL(url), { signal: ctrl.signal, headers: sent, target, queue }), ctrl.signal, discardBody);
+      const fetching = fetch(new URL(url), { signal: ctrl.signal, headers: sent, target, queue });
+      res = settles ? await fetching : await untilAborted(fetching, ctrl.signal, discardBody);
+      // An answer that came after the abort is dropped (finally) and the abort's reason thrown.
+      ctrl.signal.throwIfAborted();
       return await use(res, ctrl.signal);
     } catch (err) {
       // Report our own abort reason, not the fetch implementation's AbortError.
