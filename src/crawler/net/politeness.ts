@@ -598,8 +598,6 @@ class HostGate {
 /** The process's hosts: one gate each, shared by every crawl. */
 export class Politeness {
   private readonly gates = new Map<string, HostGate>();
-  private lastHost: string | undefined;
-  private lastKey = "";
 
   constructor(
     readonly config: PolitenessConfig,
@@ -611,12 +609,7 @@ export class Politeness {
 
   /** The gate of `host` (a name or IP literal and port, as hostOf writes it), by its politeHost key. */
   gate(host: string): HostGate {
-    // A crawl asks for one host, request after request: its key is kept for the last one.
-    if (host !== this.lastHost) {
-      this.lastHost = host;
-      this.lastKey = politeHost(host);
-    }
-    const key = this.lastKey;
+    const key = politeHost(host);
     let gate = this.gates.get(key);
     if (gate === undefined) {
       gate = new HostGate(key, this.config, this.coordinator, this.now, (idle) => {
@@ -724,7 +717,7 @@ export class CrawlPolite {
           gate.release(this);
           if (!retrying) this.ownDone();
         });
-        const sending = send(input, init.signal === signal ? init : { ...init, signal });
+        const sending = send(input, { ...init, signal });
         let res: Answer;
         try {
           if (settles) {
