@@ -9,6 +9,9 @@
 // With --wget2 N, wget2 fetching each page once with N threads (the crawl sections' command) takes
 // its turn in every round too, and each executable's median is also given as a ratio to wget2's
 // CPU a page, so that the ratio comes from one session on the shared machine.
+//
+// Each executable after the first is also given as the median of its same-round ratios to the
+// first, with a bootstrap 95 % interval of that median (10,000 resamples of the rounds).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -16,7 +19,7 @@ import { parseArgs } from "node:util";
 import { serveSite } from "../fixtures/site-server.ts";
 import { generateSite } from "../fixtures/site.ts";
 import { CORES, pinned } from "../harness/proc.ts";
-import { summarize } from "../harness/results.ts";
+import { ratios, summarize } from "../harness/results.ts";
 import { prepareTools } from "../harness/tools.ts";
 
 const { values, positionals } = parseArgs({
@@ -93,7 +96,33 @@ try {
       `${name}: median ${s.median.toFixed(4)} CPU ms a page (${s.min.toFixed(4)}-${s.max.toFixed(4)}), ${(s.median / base).toFixed(3)}x ${names[0]}${vsWget2}; peak RSS median ${r.median.toFixed(1)} MB (${r.min.toFixed(1)}-${r.max.toFixed(1)})`,
     );
   }
+  for (const name of subjects.slice(1).map((s) => s.name)) {
+    const same = ratios(cpu[name]!, cpu[names[0]!]!);
+    const [low, high] = bootstrapMedian(same);
+    const below = same.filter((r) => r < 1).length;
+    console.log(
+      `${name} / ${names[0]}: same-round ratio median ${summarize(same)!.median.toFixed(3)} (95 % ${low.toFixed(3)}-${high.toFixed(3)}), below 1 in ${below} of ${same.length} rounds`,
+    );
+  }
 } finally {
   await site.stop();
   rmSync(workDir, { recursive: true, force: true });
+}
+
+/** A bootstrap 95 % interval of the median of `values` (resampled with a fixed-seed generator, so a run's figures can be checked). */
+function bootstrapMedian(values: number[], resamples = 10_000): [number, number] {
+  let seed = 0x9e3779b9;
+  const random = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  const medians: number[] = [];
+  for (let i = 0; i < resamples; i++) {
+    const sample = values.map(() => values[Math.floor(random() * values.length)]!);
+    medians.push(summarize(sample)!.median);
+  }
+  medians.sort((a, b) => a - b);
+  return [medians[Math.floor(resamples * 0.025)]!, medians[Math.ceil(resamples * 0.975) - 1]!];
 }

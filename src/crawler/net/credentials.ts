@@ -10,6 +10,7 @@
 // Every other request is sent with no Authorization, Cookie or Proxy-Authorization header and no
 // header that holds a value the user set, whatever the caller put in its headers: a redirect chain,
 // a link or a rendered page's sub-request cannot carry them elsewhere.
+import { settlesLike } from "./abort.ts";
 import { hostOf, hostOfUrl, type Sender } from "./politeness.ts";
 
 /** Option `auth`, as parsed (../auth.ts checks its shape and limits): any subset of the three. */
@@ -47,7 +48,8 @@ export function withCredentials(send: Sender, credentials: CrawlCredentials): Se
   // becomes is kept for the last one seen, per kind.
   const own = { in: undefined as unknown, out: {} as Record<string, string> };
   const other = { in: undefined as unknown, out: {} as Record<string, string> };
-  return (input, init) => {
+  // The inner sender's promise is handed back as it is: it settles on the signal if that one does.
+  return settlesLike(send, (input: string, init: Parameters<Sender>[1]) => {
     const headers = (init.headers ?? {}) as Record<string, string>;
     const mine = originKey(input.startsWith("https:"), hostOf(input, headers)) === origin;
     const kept = mine ? own : other;
@@ -62,7 +64,7 @@ export function withCredentials(send: Sender, credentials: CrawlCredentials): Se
       );
     }
     return send(input, { ...init, headers: kept.out });
-  };
+  });
 }
 
 const originKey = (https: boolean, host: string) => `${https ? "https" : "http"}://${host}`;

@@ -7,11 +7,13 @@
 // A crawl sends every page through here: each URL getter (a fresh string from the engine each
 // time) is read once and the sender's options are built without a spread: 1.14-1.42 -> 0.67-0.85 µs
 // a request with the request's URL parsed (medians of 7 x 100,000, Bun 1.4.4, load ~15;
-// notes/bench-profile.md section 16).
+// notes/bench-profile.md section 16). An address whose verdict is kept is sent in the same turn, the
+// sender's promise handed back as it is: no async wrapper, and no race of the signal for a sender
+// that settles on it (abort.ts).
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
 import { createHttpClient, requestTarget } from "./http-client.ts";
-import { untilAborted } from "./abort.ts";
+import { settlesLike, untilAborted } from "./abort.ts";
 import type { Answer } from "./answer.ts";
 import type { HopFetcher, RequestQueue } from "./request.ts";
 
@@ -52,26 +54,21 @@ export function createGuardedFetch(
   // A crawl asks for one host, page after page: whether it is an IP literal is kept for the last one.
   let lastHostname = "";
   let lastIsLiteral = false;
-  return async (url, { signal, headers, target, queue, method }) => {
-    signal.throwIfAborted();
+  // The request once its address is checked. A kept verdict sends it in the same turn, and the
+  // sender's promise is handed back as it is: no async wrapper, and when the sender settles on its
+  // signal (the crawl's, abort.ts) neither does the requester race it.
+  const sendTo = (
+    url: URL,
+    init: Parameters<HopFetcher>[1],
+    checked: CheckedAddress,
+    hostname: string,
+    literal: boolean,
+  ): Promise<Answer> => {
+    const { signal, headers, target, queue, method } = init;
     // Each URL getter makes a fresh string in the engine: each is read once.
-    const hostname = url.hostname;
     const protocol = url.protocol;
     const host = url.host;
     const port = url.port;
-    if (hostname !== lastHostname) {
-      lastIsLiteral = isIpLiteral(hostname);
-      lastHostname = hostname;
-    }
-    // Read before the await: another request may change lastIsLiteral meanwhile.
-    const literal = lastIsLiteral;
-    // The port decides too, and a default port is not in `host`: the scheme stands for it.
-    const key = literal ? `${protocol}//${host}` : undefined;
-    const checked = (key && literals.get(key)) || (await untilAborted(checkTarget(url, policy, resolve), signal));
-    if (key && !literals.has(key)) {
-      if (literals.size >= MAX_LITERALS) literals.clear();
-      literals.set(key, checked);
-    }
     const { address, family } = checked;
     const authority = `${family === 6 ? `[${address}]` : address}${port === "" ? "" : `:${port}`}`;
     if (headers !== lastHeaders || host !== lastHost) {
@@ -80,7 +77,7 @@ export function createGuardedFetch(
       // Frozen: the client checks and writes a frozen record's fields once.
       sent = Object.freeze({ ...withoutHost(headers), Host: host });
     }
-    const init: SendInit = {
+    const options: SendInit = {
       signal,
       headers: sent,
       redirect: "manual",
@@ -89,11 +86,38 @@ export function createGuardedFetch(
       tls: protocol === "https:" ? tlsFor(hostname, literal) : undefined,
       queue,
     };
-    if (method !== undefined) init.method = method;
+    if (method !== undefined) options.method = method;
     // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
     // robots.txt judged that URL.
-    return send(`${protocol}//${authority}${target ?? requestTarget(url)}`, init);
+    return send(`${protocol}//${authority}${target ?? requestTarget(url)}`, options);
   };
+  const fetcher: HopFetcher = (url, init) => {
+    try {
+      const signal = init.signal;
+      signal.throwIfAborted();
+      const hostname = url.hostname;
+      if (hostname !== lastHostname) {
+        lastIsLiteral = isIpLiteral(hostname);
+        lastHostname = hostname;
+      }
+      // Read now: another request may change lastIsLiteral while this one's check is under way.
+      const literal = lastIsLiteral;
+      // The port decides too, and a default port is not in `host`: the scheme stands for it.
+      const key = literal ? `${url.protocol}//${url.host}` : undefined;
+      const kept = key === undefined ? undefined : literals.get(key);
+      if (kept !== undefined) return sendTo(url, init, kept, hostname, true);
+      return untilAborted(checkTarget(url, policy, resolve), signal).then((checked) => {
+        if (key !== undefined && !literals.has(key)) {
+          if (literals.size >= MAX_LITERALS) literals.clear();
+          literals.set(key, checked);
+        }
+        return sendTo(url, init, checked, hostname, literal);
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  return settlesLike(send, fetcher);
 }
 
 /**

@@ -24,6 +24,7 @@
 // and its body's framing), http1/head.ts (the response head, a pure parser), http1/decode.ts
 // (Content-Encoding), http1/fields.ts (the header fields), http1/answer.ts,
 // http1/buffered-response.ts, http1/errors.ts and http1/options.ts.
+import { settlesOnAbort } from "./abort.ts";
 import { type ClientAnswer, toResponse } from "./http1/answer.ts";
 import { DEFAULTS, type HttpClientOptions } from "./http1/options.ts";
 import { Pool } from "./http1/pool.ts";
@@ -48,8 +49,10 @@ export interface HttpClient {
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const pool = new Pool({ ...DEFAULTS, ...options });
   return {
-    answer: (input, init) => pool.send(input, init ?? {}),
-    send: (input, init) => pool.send(input, init ?? {}).then(toResponse),
+    // The pool rejects a request with its signal's reason as the signal aborts (Pool.send's
+    // listener): its callers need no race of their own (abort.ts).
+    answer: settlesOnAbort((input: string, init?: BunFetchRequestInit) => pool.send(input, init ?? {})),
+    send: settlesOnAbort((input: string, init?: BunFetchRequestInit) => pool.send(input, init ?? {}).then(toResponse)),
     close: () => pool.closeIdle(),
     stats: () => ({ opened: pool.opened, idle: pool.idleCount }),
   };

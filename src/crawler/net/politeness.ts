@@ -13,7 +13,7 @@
 // A crawl sees its own face of this: `open(settings)` gives it a fetch wrapper with its own lower
 // limits (max_concurrency, delay_ms), its retries of throttled requests and its counts.
 import ipaddr from "ipaddr.js";
-import { timerDelay, untilAborted } from "./abort.ts";
+import { isSettlingOnAbort, settlesOnAbort, timerDelay, untilAborted } from "./abort.ts";
 import type { Answer } from "./answer.ts";
 import { BODY_IN_MEMORY, discardBody } from "./body.ts";
 import { retryAfterMs } from "./headers.ts";
@@ -142,6 +142,10 @@ interface Waiter {
   reject: (error: unknown) => void;
   signal: AbortSignal;
   onAbort: () => void;
+  /** onAbort is on the signal: the waiter did not start in the pump that queued it. */
+  listening: boolean;
+  /** It has left the queue to start. */
+  started: boolean;
   /** When it began to wait: the pauses it waited on are counted from then. */
   since: number;
   paused: (from: number, to: number) => void;
@@ -304,8 +308,9 @@ class HostGate {
           reject(signal.reason);
           this.pump();
         },
+        listening: false,
+        started: false,
       };
-      signal.addEventListener("abort", waiter.onAbort, { once: true });
       let turn = this.turns.get(crawl);
       if (turn === undefined) {
         const now = this.now();
@@ -318,6 +323,11 @@ class HostGate {
       else turn.waiters.push(waiter);
       this.waiting++;
       this.pump();
+      // A request that starts at once (a free slot, no interval to wait) never listens to its signal.
+      if (!waiter.started) {
+        waiter.listening = true;
+        signal.addEventListener("abort", waiter.onAbort, { once: true });
+      }
     });
   }
 
@@ -440,7 +450,8 @@ class HostGate {
       const turn = this.next(now);
       const waiter = turn.waiters.shift()!;
       this.waiting--;
-      waiter.signal.removeEventListener("abort", waiter.onAbort);
+      waiter.started = true;
+      if (waiter.listening) waiter.signal.removeEventListener("abort", waiter.onAbort);
       this.countPaused(waiter, now);
       this.inFlight++;
       stepTurn(turn, 1, now);
@@ -675,7 +686,10 @@ export class CrawlPolite {
    * since it was sent. A request whose answer ended before the abort gave them back then.
    */
   wrap(send: Sender): Sender {
-    return async (input, init) => {
+    // A sender that settles on its signal (the client) is not raced: its answer is read with the signal.
+    const settles = isSettlingOnAbort(send);
+    // Every wait here rejects as the signal aborts, and so does the send (raced, or settling by itself).
+    return settlesOnAbort(async (input, init) => {
       const signal = init.signal ?? new AbortController().signal;
       const gate = this.politeness.gate(hostOf(input, init.headers));
       init.queue?.enter();
@@ -706,12 +720,15 @@ export class CrawlPolite {
         const sending = send(input, { ...init, signal });
         let res: Answer;
         try {
-          res = await untilAborted(sending, signal);
+          if (settles) {
+            res = await sending;
+            signal.throwIfAborted();
+          } else res = await untilAborted(sending, signal);
         } catch (error) {
           // Abandoned before its answer, the request is aborted with it: `end` keeps its slots to its deadline.
           if (signal.aborted) sending.then(discardBody, () => {});
           request.end();
-          throw error;
+          throw settles && signal.aborted ? signal.reason : error;
         }
         if (res.status !== 429 && res.status !== 503) {
           gate.answered();
@@ -728,7 +745,7 @@ export class CrawlPolite {
         request.end();
         this.retries++;
       }
-    };
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 // One bounded HTTP hop: headers, per-request timeout covering the body read, crawl-wide stop.
-import { timerDelay, untilAborted } from "./abort.ts";
+import { isSettlingOnAbort, timerDelay, untilAborted } from "./abort.ts";
 import type { Answer } from "./answer.ts";
 import { discardBody } from "./body.ts";
 
@@ -64,6 +64,9 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
   // The requests in flight, aborted with the crawl: one listener on `stop` for all of them rather
   // than one added and removed per request.
   const live = new Set<AbortController>();
+  // A fetcher whose promise settles as its signal aborts (the crawl's: abort.ts) is not raced.
+  const settles = isSettlingOnAbort(fetch);
+  const limits = new TimeLimits(timerDelay(timeoutMs));
   stop.addEventListener(
     "abort",
     () => {
@@ -75,31 +78,94 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     stop.throwIfAborted();
     const ctrl = new AbortController();
     live.add(ctrl);
-    const expire = () => ctrl.abort(new RequestTimedOut());
-    let timer = setTimeout(expire, timerDelay(timeoutMs));
     // While the request waits its turn at a polite host, its time limit stands still; it starts
     // afresh when the request goes.
-    const queue: RequestQueue = {
-      enter: () => clearTimeout(timer),
-      leave: () => {
-        clearTimeout(timer);
-        timer = setTimeout(expire, timerDelay(timeoutMs));
-      },
-    };
+    const limit = new TimeLimit(limits, ctrl);
+    limits.start(limit);
     let res: Answer | undefined;
     try {
       // A normalised URL has no fragment: its path and query run from the first "/" after the authority.
       const target = url.slice(url.indexOf("/", url.indexOf("//") + 2));
       const sent = extra === undefined ? headers : { ...headers, ...extra };
-      res = await untilAborted(fetch(new URL(url), { signal: ctrl.signal, headers: sent, target, queue }), ctrl.signal, discardBody);
+      const fetching = fetch(new URL(url), { signal: ctrl.signal, headers: sent, target, queue: limit });
+      res = settles ? await fetching : await untilAborted(fetching, ctrl.signal, discardBody);
+      // An answer that came after the abort is dropped (finally) and the abort's reason thrown.
+      ctrl.signal.throwIfAborted();
       return await use(res, ctrl.signal);
     } catch (err) {
       // Report our own abort reason, not the fetch implementation's AbortError.
       throw ctrl.signal.aborted ? ctrl.signal.reason : err;
     } finally {
-      clearTimeout(timer);
+      limit.end();
       live.delete(ctrl);
       if (res) discardBody(res);
+    }
+  };
+}
+
+/** One request's time limit; its queue hooks stop it while the request waits its turn and start it afresh when it goes. */
+class TimeLimit implements RequestQueue {
+  /** When it expires (performance.now()), while it runs. */
+  deadline = 0;
+  private ended = false;
+
+  constructor(
+    private readonly limits: TimeLimits,
+    readonly ctrl: AbortController,
+  ) {}
+
+  enter(): void {
+    if (!this.ended) this.limits.stop(this);
+  }
+
+  leave(): void {
+    if (!this.ended) this.limits.start(this);
+  }
+
+  end(): void {
+    this.ended = true;
+    this.limits.stop(this);
+  }
+}
+
+/**
+ * The running time limits of one requester, and one timer for all of them: a timer a request (set,
+ * cleared, set again after its turn at a polite host) was 1.0 µs a page of the profile. Every limit
+ * is as long (`ms`), so the order they were started in is the order they expire in; the timer is
+ * set for the first, and when it fires it aborts those past their deadline and is set for the next.
+ * A limit that ends leaves the timer as it is (it finds a later deadline when it fires) unless no
+ * limit runs any more: then it is cleared, so that nothing keeps the process alive.
+ */
+class TimeLimits {
+  /** Running limits, oldest deadline first (a Set keeps insertion order). */
+  private readonly running = new Set<TimeLimit>();
+  private timer: Timer | null = null;
+
+  constructor(private readonly ms: number) {}
+
+  start(limit: TimeLimit): void {
+    this.running.delete(limit);
+    limit.deadline = performance.now() + this.ms;
+    this.running.add(limit);
+    if (this.timer === null) this.timer = setTimeout(this.expire, this.ms);
+  }
+
+  stop(limit: TimeLimit): void {
+    if (!this.running.delete(limit) || this.running.size > 0 || this.timer === null) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private readonly expire = (): void => {
+    this.timer = null;
+    const now = performance.now();
+    for (const limit of this.running) {
+      if (limit.deadline > now) {
+        this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(limit.deadline - now)));
+        return;
+      }
+      this.running.delete(limit);
+      limit.ctrl.abort(new RequestTimedOut());
     }
   };
 }

@@ -192,6 +192,29 @@ describe.each(senders)("createGuardedFetch over http, with %s", (_, sender) => {
     expect(since(start).map((s) => s.host)).toEqual([`localhost:${port}`, `127.0.0.1:${port}`]);
   });
 
+  test("one fetcher, origins in turn: each request goes where its own URL says, a blob: URL's inner origin not taken for its own", async () => {
+    const open: TargetPolicy = { allowPrivate: true, allowTargets: [] };
+    const send = recordingSend({}, sender());
+    const get = createGuardedFetch(open, fakeResolver({}), send);
+    const start = seen.length;
+
+    for (const url of [
+      `http://127.0.0.1:${port}/a`,
+      `http://127.0.0.1:${port}/b`,
+      `http://localhost:${port}/c`,
+      `http://127.0.0.1:${port}/d`,
+    ])
+      expect(await (await get(new URL(url), hop())).text()).toBe("fixture");
+    const blob = await get(new URL(`blob:http://127.0.0.1:${port}/e`), hop()).then(
+      () => "sent",
+      (error: unknown) => error,
+    );
+
+    expect(blob).toBeInstanceOf(Error);
+    expect(send.sent.map((s) => s.input)).toEqual(["/a", "/b", "/c", "/d"].map((path) => `http://127.0.0.1:${port}${path}`));
+    expect(since(start).map((s) => s.host)).toEqual([`127.0.0.1:${port}`, `127.0.0.1:${port}`, `localhost:${port}`, `127.0.0.1:${port}`]);
+  });
+
   test.skipIf(noIpv6 !== null)(`an IPv6 address is put in brackets${noIpv6 ? ` (skipped: ${noIpv6})` : ""}`, async () => {
     const v6port = ipv6Fixture?.port;
     const send = recordingSend({}, sender());
