@@ -1015,7 +1015,7 @@ class Crawl {
   private async fetchRaw(url: string, hops: Hop[]): Promise<HopStep<Answer | RawPage>> {
     this.pagesCrawled++;
     // The live state is small (URL strings), but a long crawl leaves garbage faster than the
-    // collector returns it: a 50,000-page crawl peaked at 166-171 MB RSS, 119-121 MB with this.
+    // collector returns it: forced collections as the process grows (memory/collector.ts).
     collector.tick();
     // A large page holds one of the process's few permits from the moment it is known to be
     // large until its links are extracted (page-budget.ts).
