@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import { serveSite } from "../fixtures/site-server.ts";
-import { generateSite } from "../fixtures/site.ts";
+import { generateSite, random } from "../fixtures/site.ts";
 import { CORES, pinned } from "../harness/proc.ts";
 import { ratios, summarize } from "../harness/results.ts";
 import { prepareTools } from "../harness/tools.ts";
@@ -111,16 +111,10 @@ try {
 
 /** A bootstrap 95 % interval of the median of `values` (resampled with a fixed-seed generator, so a run's figures can be checked). */
 function bootstrapMedian(values: number[], resamples = 10_000): [number, number] {
-  let seed = 0x9e3779b9;
-  const random = () => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return (seed >>> 0) / 2 ** 32;
-  };
+  const next = random(0x9e3779b9);
   const medians: number[] = [];
   for (let i = 0; i < resamples; i++) {
-    const sample = values.map(() => values[Math.floor(random() * values.length)]!);
+    const sample = values.map(() => values[Math.floor(next() * values.length)]!);
     medians.push(summarize(sample)!.median);
   }
   medians.sort((a, b) => a - b);
