@@ -535,9 +535,23 @@ class Crawl {
   }
 
   private async crawlQueue(): Promise<void> {
-    const active = new Set<Promise<void>>();
+    // Items in flight, and the wait for one of them to end: one resolver woken by whichever ends
+    // first, where racing the whole set again after each page cost a reaction a task a page.
+    let active = 0;
+    let failure = null as { err: unknown } | null; // set by `fail`, which TypeScript cannot see
+    let ended: (() => void) | null = null;
+    const end = () => {
+      active--;
+      const wake = ended;
+      ended = null;
+      wake?.();
+    };
+    const fail = (err: unknown) => {
+      failure ??= { err };
+      end();
+    };
     for (;;) {
-      while (active.size < this.concurrency && this.withinBudget()) {
+      while (failure === null && active < this.concurrency && this.withinBudget()) {
         if (this.buffer.length === 0) {
           if (this.queued === 0) break;
           const taken = await this.state.take(this.concurrency);
@@ -546,18 +560,17 @@ class Crawl {
           if (this.buffer.length === 0) break;
           continue;
         }
-        const task: Promise<void> = this.crawlOne(this.buffer.shift()!).finally(() => active.delete(task));
-        active.add(task);
+        active++;
+        this.crawlOne(this.buffer.shift()!).then(end, fail);
       }
-      if (active.size === 0) break;
-      try {
-        await Promise.race(active);
-      } catch (err) {
+      if (failure !== null) {
         // A failure of the whole crawl (the browser cannot start): the other pages stop with it.
         this.stop.abort(new CrawlStopped("aborted"));
-        await Promise.allSettled(active);
-        throw err;
+        while (active > 0) await new Promise<void>((resolve) => (ended = resolve));
+        throw failure.err;
       }
+      if (active === 0) break;
+      await new Promise<void>((resolve) => (ended = resolve));
     }
     if (this.buffer.length > 0 || this.queued > 0) this.truncated = true;
   }
