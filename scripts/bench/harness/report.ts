@@ -155,6 +155,7 @@ function formatCell(cell: Cell, column: string): string {
 }
 
 function formatNumber(value: number): string {
+  if (value === 0) return "0"; // a count of none, not a measurement to three places
   const abs = Math.abs(value);
   const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : 3;
   return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
