@@ -554,7 +554,14 @@ class Crawl {
       while (failure === null && active < this.concurrency && this.withinBudget()) {
         if (this.buffer.length === 0) {
           if (this.queued === 0) break;
-          const taken = await this.state.take(this.concurrency);
+          let taken: Awaited<ReturnType<CrawlState["take"]>>;
+          try {
+            taken = await this.state.take(this.concurrency);
+          } catch (err) {
+            // The store failed: the pages in flight stop too, as for a page's failure.
+            failure ??= { err };
+            break;
+          }
           this.buffer = taken.items;
           this.queued = taken.queued;
           if (this.buffer.length === 0) break;
@@ -564,7 +571,7 @@ class Crawl {
         this.crawlOne(this.buffer.shift()!).then(end, fail);
       }
       if (failure !== null) {
-        // A failure of the whole crawl (the browser cannot start): the other pages stop with it.
+        // A failure of the whole crawl (the browser cannot start, the store fails): the other pages stop with it.
         this.stop.abort(new CrawlStopped("aborted"));
         while (active > 0) await new Promise<void>((resolve) => (ended = resolve));
         throw failure.err;

@@ -430,6 +430,55 @@ describe("crawlSite: stopping and refusing", () => {
     await expect(viaRedirect.crawl()).rejects.toBeInstanceOf(TargetRefusedError);
   });
 
+  test("a state that fails to give the next URLs fails the crawl with its error, after the pages in flight have stopped", async () => {
+    const state = new MemoryCrawlState();
+    const take = state.take.bind(state);
+    let slowInFlight = false;
+    state.take = (limit) => (slowInFlight ? Promise.reject(new Error("the store is gone")) : take(limit));
+    const record = state.record.bind(state);
+    const recorded: string[] = [];
+    state.record = (page) => {
+      recorded.push(page.url);
+      return record(page);
+    };
+    // "/slow" is in flight when the next take fails: it ends only when the crawl stops it.
+    let slowStopped = false;
+    const pages: Record<string, string> = { "/": links("/a", "/slow"), "/a": links("/b"), "/b": "b" };
+    const failure = await runCrawl(
+      `${SITE}/`,
+      state,
+      { ...defaultCrawlLimits, concurrency: 2 },
+      {
+        fetch: (url, init) => {
+          if (url.pathname === "/slow") {
+            slowInFlight = true;
+            return new Promise<Response>((_, reject) =>
+              init.signal.addEventListener("abort", () => {
+                slowStopped = true;
+                reject(init.signal.reason);
+              }),
+            );
+          }
+          const body = pages[url.pathname];
+          return Promise.resolve(
+            body === undefined ? new Response("", { status: 404 }) : new Response(body, { headers: { "content-type": "text/html" } }),
+          );
+        },
+        now: () => T0,
+        userAgent: "genapi/1.2.3",
+      },
+    ).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(failure).toEqual(new Error("the store is gone"));
+    expect(slowStopped).toBe(true);
+    const settled = recorded.length;
+    await Bun.sleep(20);
+    expect(recorded.length).toBe(settled);
+    expect(recorded).not.toContain(`${SITE}/slow`);
+  });
+
   test("a refused page later in the crawl is skipped", async () => {
     const site = fakeSite({
       "/": links("/a", "/b"),
