@@ -10,8 +10,8 @@
 // --only picks sections (scripts/bench/sections.ts: startup, password, quota, admission, crawl,
 // crawl-cli, jobs, sites, politeness, link-report, render); --binary measures another genapi executable (e.g. a scratch build of a
 // proposed change); --keep leaves the work directory; --carry takes the sections this run leaves
-// out from an earlier run's --json file (by default a measuring run writes it beside its report:
-// docs/bench/results.json), marked in the report as carried over. --job-pages sizes the
+// out from an earlier run's --json file (a measuring run whose report holds every section writes it
+// beside the report: docs/bench/results.json), marked in the report as carried over. --job-pages sizes the
 // jobs section's big site (1,000,000 by default) and --job-pg names an empty PostgreSQL database for
 // its PostgreSQL job (by default a throwaway cluster, as the tests start one); --site-pages and
 // --site-big-pages size the sites section's sites (powers of ten: 100,000 and 1,000,000 by default), --site-big-stores
@@ -131,9 +131,12 @@ try {
   });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, renderReport(results, chartRefs));
-  // A measuring run keeps the figures of its report beside it (docs/bench/results.json, committed
-  // with the report), so that a later partial run can carry the sections it leaves out.
-  const json = values.json ?? (values.smoke ? undefined : join(dirname(out), "docs/bench/results.json"));
+  // A measuring run whose report holds every section (all measured, or the rest carried) keeps its
+  // figures beside it (docs/bench/results.json, committed with the report), so that a later partial
+  // run can carry the sections it leaves out; a partial run without --carry (an A/B of one section)
+  // writes none unless asked, rather than overwrite them with its one section.
+  const whole = values.only === undefined || values.carry !== undefined;
+  const json = values.json ?? (values.smoke || !whole ? undefined : join(dirname(out), "docs/bench/results.json"));
   if (json) {
     mkdirSync(dirname(json), { recursive: true });
     writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
