@@ -94,8 +94,9 @@ try {
     if (section.error) log(`${id}: FAILED: ${section.error}`);
     sections.push(section);
   }
+  let earlier: BenchResults | undefined;
   if (values.carry !== undefined) {
-    const earlier = JSON.parse(readFileSync(values.carry, "utf8")) as BenchResults;
+    earlier = JSON.parse(readFileSync(values.carry, "utf8")) as BenchResults;
     const carried = {
       startedAt: earlier.startedAt,
       runs: earlier.runs,
@@ -106,6 +107,7 @@ try {
       if (!sections.some((s) => s.id === section.id)) sections.push({ ...section, carried: section.carried ?? carried });
     }
   }
+  const carriedIds = new Set(sections.filter((s) => s.carried).map((s) => s.id));
   const results: BenchResults = {
     mode: values.smoke ? "smoke" : "full",
     startedAt,
@@ -129,6 +131,10 @@ try {
     writeFileSync(join(dirname(out), path), chart.svg);
     return { section: chart.section, path, title: chart.title };
   });
+  // A carried section whose samples were not kept (charts need its series) keeps the charts it had.
+  for (const ref of earlier?.charts ?? [])
+    if (carriedIds.has(ref.section) && !chartRefs.some((c) => c.section === ref.section)) chartRefs.push(ref);
+  results.charts = chartRefs;
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, renderReport(results, chartRefs));
   // A measuring run whose report holds every section (all measured, or the rest carried) keeps its

@@ -99,6 +99,8 @@ export interface BenchResults {
   machine: Machine;
   tools: Row[];
   sections: SectionResult[];
+  /** The charts the report shows (files beside it), so that a run carrying a section keeps its charts. */
+  charts?: { section: SectionResult["id"]; path: string; title: string }[];
 }
 
 export function row(label: string, cells: Record<string, Cell>, extra: Partial<Row> = {}): Row {
