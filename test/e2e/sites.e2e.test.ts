@@ -194,6 +194,14 @@ for (const backend of [
         expect(site.answers.get("/x")).toEqual({ ok: 1, notModified: 1 });
         expect(site.answers.get("/c")).toEqual({ ok: 1, notModified: 1 });
         expect(site.answers.get("/a")).toEqual({ ok: 2, notModified: 0 });
+        // The figures the issue asks to see, in the test's output.
+        const table = ["/", "/a", "/b", "/c", "/d", "/e", "/x"].map((path) => {
+          const answers = site.answers.get(path);
+          return `${path}\t${dates1[P + path] ?? "-"}\t${dates2[P + path] ?? "-"}\t${answers ? `${answers.ok} x 200, ${answers.notModified} x 304` : "-"}`;
+        });
+        console.log(
+          `sites (${backend.name}): changes ${JSON.stringify(second.result.changes)}\npath\trun 1 lastmod\trun 2 lastmod\tanswers\n${table.join("\n")}`,
+        );
 
         // IndexNow: one POST per successful run, the added and changed URLs on the public origin.
         await waitFor(() => receiver.posts.length === 2, 5_000, "two IndexNow POSTs");
@@ -320,6 +328,9 @@ describe.skipIf(!postgres)("the scheduler: three instances on one PostgreSQL", (
       expect((await runs()).length).toBe(3);
       expect(Date.parse((await json(await call(creator, key, `/api/sites/${id}`))).data.next_run_at)).toBeGreaterThanOrEqual(
         backAt + 3_600_000,
+      );
+      console.log(
+        `site scheduler: start-page requests ${site.startRequests.length} (created 1, due 1 across 3 instances, catch-up 1), runs ${(await runs()).length}, the stopped instance's run finished on another: ${done.status}`,
       );
     } finally {
       await sql.close();
