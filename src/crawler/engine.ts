@@ -3,7 +3,7 @@
 // POST /api/generate and `genapi crawl` (in memory) and jobs (in the store, resumable).
 import type { AnswerFields } from "./net/answer.ts";
 import { readCapped } from "./net/body.ts";
-import { conditionalHeaders, type PageHistory, type PageKept, type PageMemory, samePage, siteLastmod } from "./history.ts";
+import { type PageHistory, type PageKept, type PageMemory, samePage, siteLastmod, validatorsOf } from "./history.ts";
 import { largePages } from "./page-budget.ts";
 import { collector } from "./memory/collector.ts";
 import { defaultCrawlOptions, hasLinkReport, linkChecksOf, sitemapFeatures, type CrawlOptions } from "./options.ts";
@@ -1082,7 +1082,7 @@ class Crawl {
           const page = this.readPage(url, res.status, res.headers, html, previous);
           return { kind: "final", value: { kind: "page", page } };
         },
-        conditionalHeaders(previous),
+        validatorsOf(previous),
       );
     } catch (err) {
       if (err instanceof CrawlStopped || err instanceof TargetRefusedError) throw err;

@@ -4,6 +4,7 @@
 // (the store's page rows of the previous run) and hands back the same facts of every page it reads,
 // which the store keeps for the next run.
 import type { ExclusionReason } from "./exclusions.ts";
+import type { Validators } from "./net/http1/request.ts";
 import type { SitemapEntry } from "./output/xml.ts";
 import { originOf } from "./url/url.ts";
 
@@ -38,8 +39,19 @@ export type PageKept = PageMemory | { url: string; unchanged: true };
 /** A previous run's memory of a page as the store reads it, its links still packed (unpacked when the crawl asks for the page). */
 export type StoredPage = Omit<PageMemory, "links"> & { packedLinks: Uint8Array };
 
-export function unpackPage({ packedLinks, ...page }: StoredPage): PageMemory {
-  return { ...page, links: unpackLinks(originOf(page.url), packedLinks) };
+/** A stored page with its links unpacked (each field named: a rest and a spread were 0.8 µs a page of a re-crawl). */
+export function unpackPage(page: StoredPage): PageMemory {
+  return {
+    url: page.url,
+    etag: page.etag,
+    lastModified: page.lastModified,
+    fingerprint: page.fingerprint,
+    lastmod: page.lastmod,
+    exclusion: page.exclusion,
+    canonical: page.canonical,
+    links: unpackLinks(originOf(page.url), page.packedLinks),
+    extra: page.extra,
+  };
 }
 
 /** The previous run's memory of pages, asked for page by page as the crawl reaches them. */
@@ -50,13 +62,10 @@ export interface PageHistory {
 /** A site's first run: no page was read before. */
 export const NO_HISTORY: PageHistory = { previous: async () => null };
 
-/** The validators of a conditional request for a page the previous run fetched. */
-export function conditionalHeaders(previous: PageMemory | null): Record<string, string> | undefined {
+/** The validators of a conditional request for a page the previous run fetched (sent as If-None-Match, If-Modified-Since). */
+export function validatorsOf(previous: PageMemory | null): Validators | undefined {
   if (previous === null || (previous.etag === null && previous.lastModified === null)) return undefined;
-  const headers: Record<string, string> = {};
-  if (previous.etag !== null) headers["If-None-Match"] = previous.etag;
-  if (previous.lastModified !== null) headers["If-Modified-Since"] = previous.lastModified;
-  return headers;
+  return { etag: previous.etag, lastModified: previous.lastModified };
 }
 
 /** Whether `page` says of its URL what `previous` said (validators, fingerprint, lastmod, verdict, links, entry). */
@@ -115,9 +124,16 @@ export function packLinks(origin: string, links: readonly string[]): Uint8Array 
   return packed;
 }
 
+const decoder = new TextDecoder();
+
 export function unpackLinks(origin: string, packed: Uint8Array): string[] {
-  const body = packed.subarray(1);
-  const text = new TextDecoder().decode(packed[0] === DEFLATED ? Bun.inflateSync(body as Uint8Array<ArrayBuffer>) : body);
+  // A raw list is decoded with its first byte (0, one character of UTF-8) and sliced after it: no view of the bytes is made.
+  const text =
+    packed[0] === DEFLATED
+      ? decoder.decode(Bun.inflateSync(packed.subarray(1) as Uint8Array<ArrayBuffer>))
+      : decoder.decode(packed).slice(1);
   if (text === "") return [];
-  return text.split("\n").map((link) => (link.startsWith("/") ? origin + link : link));
+  const links = text.split("\n");
+  for (let i = 0; i < links.length; i++) if (links[i]!.charCodeAt(0) === 47) links[i] = origin + links[i];
+  return links;
 }

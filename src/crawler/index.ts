@@ -19,7 +19,6 @@ export { type RenderPhases, renderPage } from "./render/render.ts";
 export { CrawlTabs } from "./render/tab.ts";
 export { MemoryCrawlState } from "./state.ts";
 export {
-  conditionalHeaders,
   NO_HISTORY,
   packLinks,
   type PageHistory,

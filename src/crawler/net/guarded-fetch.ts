@@ -12,7 +12,7 @@
 // that settles on it (abort.ts).
 import ipaddr from "ipaddr.js";
 import { checkTarget, systemResolver, type CheckedAddress, type Resolver, type TargetPolicy } from "./address-guard.ts";
-import { createHttpClient, requestTarget } from "./http-client.ts";
+import { type ClientInit, createHttpClient, requestTarget } from "./http-client.ts";
 import { settlesLike, untilAborted } from "./abort.ts";
 import type { Answer } from "./answer.ts";
 import type { HopFetcher, RequestQueue } from "./request.ts";
@@ -25,8 +25,8 @@ import type { HopFetcher, RequestQueue } from "./request.ts";
  */
 export type Send<A extends Answer = Response> = (input: string, init: SendInit) => Promise<A>;
 
-/** fetch's options, and the request's queue hooks for a sender that makes it wait (politeness.ts). */
-export type SendInit = BunFetchRequestInit & { queue?: RequestQueue };
+/** The client's options (fetch's, and a conditional request's validators), and the request's queue hooks for a sender that makes it wait (politeness.ts). */
+export type SendInit = ClientInit & { queue?: RequestQueue };
 
 /**
  * A HopFetcher that runs `checkTarget` before every request (so a refused hop throws
@@ -64,7 +64,7 @@ export function createGuardedFetch(
     hostname: string,
     literal: boolean,
   ): Promise<Answer> => {
-    const { signal, headers, target, queue, method } = init;
+    const { signal, headers, target, queue, method, validators } = init;
     // Each URL getter makes a fresh string in the engine: each is read once.
     const protocol = url.protocol;
     const host = url.host;
@@ -87,6 +87,7 @@ export function createGuardedFetch(
       queue,
     };
     if (method !== undefined) options.method = method;
+    if (validators !== undefined) options.validators = validators;
     // The path and query as the URL is listed ("/x?" stays "/x?", "?q='a'" is not "?q=%27a%27"):
     // robots.txt judged that URL.
     return send(`${protocol}//${authority}${target ?? requestTarget(url)}`, options);

@@ -28,18 +28,19 @@ import { settlesOnAbort } from "./abort.ts";
 import { type ClientAnswer, toResponse } from "./http1/answer.ts";
 import { DEFAULTS, type HttpClientOptions } from "./http1/options.ts";
 import { Pool } from "./http1/pool.ts";
+import type { ClientInit } from "./http1/request.ts";
 
 export { ClientAnswer } from "./http1/answer.ts";
 export { BufferedResponse } from "./http1/buffered-response.ts";
 export { HttpClientError } from "./http1/errors.ts";
 export type { HttpClientOptions } from "./http1/options.ts";
-export { requestTarget } from "./http1/request.ts";
+export { type ClientInit, requestTarget, type Validators } from "./http1/request.ts";
 
 export interface HttpClient {
   /** A request (GET and HEAD only) answered with the client's own answer: the crawl's `Send`. */
-  answer: (input: string, init?: BunFetchRequestInit) => Promise<ClientAnswer>;
+  answer: (input: string, init?: ClientInit) => Promise<ClientAnswer>;
   /** fetch's signature (GET and HEAD only): the same request, its answer a Response. */
-  send: (input: string, init?: BunFetchRequestInit) => Promise<Response>;
+  send: (input: string, init?: ClientInit) => Promise<Response>;
   /** Closes the idle connections; connections in use close when their response ends. */
   close(): void;
   /** Connections opened since the client was made, and idle ones now (for tests and benchmarks). */
@@ -51,8 +52,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   return {
     // The pool rejects a request with its signal's reason as the signal aborts (Pool.send's
     // listener): its callers need no race of their own (abort.ts).
-    answer: settlesOnAbort((input: string, init?: BunFetchRequestInit) => pool.send(input, init ?? {})),
-    send: settlesOnAbort((input: string, init?: BunFetchRequestInit) => pool.send(input, init ?? {}).then(toResponse)),
+    answer: settlesOnAbort((input: string, init?: ClientInit) => pool.send(input, init ?? {})),
+    send: settlesOnAbort((input: string, init?: ClientInit) => pool.send(input, init ?? {}).then(toResponse)),
     close: () => pool.closeIdle(),
     stats: () => ({ opened: pool.opened, idle: pool.idleCount }),
   };

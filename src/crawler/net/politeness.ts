@@ -18,6 +18,7 @@ import type { Answer } from "./answer.ts";
 import { BODY_IN_MEMORY, discardBody } from "./body.ts";
 import { retryAfterMs } from "./headers.ts";
 import { ClientAnswer } from "./http1/answer.ts";
+import type { ClientInit } from "./http1/request.ts";
 import type { RequestQueue } from "./request.ts";
 
 /** The server's (or genapi crawl's) limits per host. */
@@ -107,7 +108,7 @@ export interface HostCoordinator {
 }
 
 /** A sender with fetch's signature (the HTTP client's `answer`), and the request's queue hooks. */
-export type Sender = (input: string, init: BunFetchRequestInit & { queue?: RequestQueue }) => Promise<Answer>;
+export type Sender = (input: string, init: ClientInit & { queue?: RequestQueue }) => Promise<Answer>;
 
 /** How often a busy host's lease is renewed (and a pause set elsewhere learnt). */
 const RENEW_EVERY_MS = 1_000;

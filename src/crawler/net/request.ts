@@ -2,6 +2,7 @@
 import { isSettlingOnAbort, timerDelay, untilAborted } from "./abort.ts";
 import type { Answer } from "./answer.ts";
 import { discardBody } from "./body.ts";
+import type { Validators } from "./http1/request.ts";
 
 /**
  * A request that waits its turn (a polite host's slot or start time) says so, so that its time
@@ -29,6 +30,8 @@ export type HopFetcher<A extends Answer = Answer> = (
     queue?: RequestQueue;
     /** GET unless HEAD (the link report's checks of URLs it does not read). */
     method?: "HEAD";
+    /** A conditional GET's validators (the crawler's client writes them after the headers). */
+    validators?: Validators;
   },
 ) => Promise<A>;
 
@@ -40,8 +43,8 @@ export type HopFetcher<A extends Answer = Answer> = (
 export type Requester = <T>(
   url: string,
   use: (res: Answer, signal: AbortSignal) => Promise<T>,
-  /** Headers of this request alone (a conditional request's validators). */
-  extra?: Record<string, string>,
+  /** A conditional request's validators: the headers record stays the crawl's one. */
+  validators?: Validators,
 ) => Promise<T>;
 
 /** The request ran past its own time limit. */
@@ -74,7 +77,7 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     },
     { once: true },
   );
-  return async (url, use, extra) => {
+  return async (url, use, validators) => {
     stop.throwIfAborted();
     const ctrl = new AbortController();
     live.add(ctrl);
@@ -86,8 +89,9 @@ export function createRequester(fetch: HopFetcher, headers: Record<string, strin
     try {
       // A normalised URL has no fragment: its path and query run from the first "/" after the authority.
       const target = url.slice(url.indexOf("/", url.indexOf("//") + 2));
-      const sent = extra === undefined ? headers : { ...headers, ...extra };
-      const fetching = fetch(new URL(url), { signal: ctrl.signal, headers: sent, target, queue: limit });
+      const init: Parameters<HopFetcher>[1] = { signal: ctrl.signal, headers, target, queue: limit };
+      if (validators !== undefined) init.validators = validators;
+      const fetching = fetch(new URL(url), init);
       res = settles ? await fetching : await untilAborted(fetching, ctrl.signal, discardBody);
       // An answer that came after the abort is dropped (finally) and the abort's reason thrown.
       ctrl.signal.throwIfAborted();

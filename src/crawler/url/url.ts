@@ -182,7 +182,14 @@ function isHex(ch: string | undefined): boolean {
   return ch !== undefined && /[0-9A-Fa-f]/.test(ch);
 }
 
-/** "scheme://host[:port]" of a normalised URL: the crawl's scope. */
+/**
+ * "scheme://host[:port]" of a normalised URL: the crawl's scope. A normalised URL's scheme and host
+ * are lower-cased, its default port dropped and it has no user name: its origin is the text before
+ * the path's "/" (a URL parsed for it was 1.3 µs a page of a re-crawl's history).
+ */
 export function originOf(normalised: string): string {
-  return new URL(normalised).origin;
+  const authority = normalised.startsWith("https://") ? 8 : normalised.startsWith("http://") ? 7 : -1;
+  const slash = authority < 0 ? -1 : normalised.indexOf("/", authority);
+  if (slash < 0 || normalised.lastIndexOf("@", slash) >= 0) return new URL(normalised).origin;
+  return normalised.slice(0, slash);
 }

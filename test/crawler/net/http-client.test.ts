@@ -95,6 +95,38 @@ describe("requests and responses", () => {
     ]);
   });
 
+  test("a conditional request's validators follow the record's fields, which stay the record's (one frozen record, two requests)", async () => {
+    const server = okServer();
+    const http = client();
+    const headers = Object.freeze({ "User-Agent": "genapi/test", Host: "example.test" });
+    await (
+      await http.send(`${server.url}/a`, { headers, validators: { etag: 'W/"a-1"', lastModified: "Tue, 24 Nov 2026 10:00:00 GMT" } })
+    ).text();
+    await (
+      await http.send(`${server.url}/b`, { headers, validators: { etag: null, lastModified: "Wed, 25 Nov 2026 10:00:00 GMT" } })
+    ).text();
+    await (await http.send(`${server.url}/c`, { headers })).text();
+    const [a, b, c] = server.requests();
+    const common = ["Accept: */*", "Accept-Encoding: gzip, deflate, br", "Connection: keep-alive"];
+    expect(a!.lines).toEqual([
+      "Host: example.test",
+      "User-Agent: genapi/test",
+      'If-None-Match: W/"a-1"',
+      "If-Modified-Since: Tue, 24 Nov 2026 10:00:00 GMT",
+      ...common,
+    ]);
+    expect(b!.lines).toEqual([
+      "Host: example.test",
+      "User-Agent: genapi/test",
+      "If-Modified-Since: Wed, 25 Nov 2026 10:00:00 GMT",
+      ...common,
+    ]);
+    expect(c!.lines).toEqual(["Host: example.test", "User-Agent: genapi/test", ...common]);
+    const bad = http.send(`${server.url}/d`, { headers, validators: { etag: '"x"\r\nInjected: yes', lastModified: null } });
+    await expect(bad).rejects.toThrow("http-client: invalid value for header If-None-Match");
+    expect(server.requests()).toHaveLength(3);
+  });
+
   test("Host and User-Agent default as fetch's do; a caller's Accept and Accept-Encoding are kept", async () => {
     const server = okServer();
     await (

@@ -112,6 +112,22 @@ test("encodePathOnce leaves path syntax alone and keeps an empty path empty", ()
 test("originOf is scheme://host[:port]", () => {
   expect(originOf("http://a.test:8080/x?y")).toBe("http://a.test:8080");
   expect(originOf("https://a.test/")).toBe("https://a.test");
+  // A normalised URL's origin is its text before the path: the URL parser's, for every kind of host.
+  const inputs = [
+    "HTTP://A.Test:80/x",
+    "https://a.test:443/?q",
+    "http://[::1]:8080/p@q",
+    "http://127.0.0.1/",
+    "http://xn--bcher-kva.example/b",
+    "http://bücher.example:81/",
+  ];
+  for (const input of inputs) {
+    const normalised = normaliseUrl(input)!;
+    expect(originOf(normalised)).toBe(new URL(normalised).origin);
+  }
+  // Not normalised (a user name, no path): the URL parser's answer.
+  expect(originOf("http://user@a.test/x")).toBe("http://a.test");
+  expect(originOf("http://a.test")).toBe("http://a.test");
 });
 
 describe("normaliseLink", () => {

@@ -11,7 +11,7 @@
 import type { ClientAnswer } from "./answer.ts";
 import { Connection, type ConnectionPool, Pending } from "./connection.ts";
 import type { HttpClientOptions } from "./options.ts";
-import { type PreparedRequest, Requests, type Target } from "./request.ts";
+import { type ClientInit, type PreparedRequest, Requests, type Target } from "./request.ts";
 
 /** Keys (scheme, address and port, TLS options) whose server sent stray bytes, remembered at most: they get no kept-alive connection. */
 const DISTRUSTED_KEYS = 1024;
@@ -30,7 +30,7 @@ export class Pool implements ConnectionPool {
 
   constructor(readonly options: Required<HttpClientOptions>) {}
 
-  send(input: string, init: BunFetchRequestInit): Promise<ClientAnswer> {
+  send(input: string, init: ClientInit): Promise<ClientAnswer> {
     let prepared: PreparedRequest;
     try {
       prepared = this.requests.prepare(input, init);

@@ -4,7 +4,10 @@
 // A crawl sends one header record for every page of a host. When it is frozen (the guarded fetcher
 // and the credentials freeze theirs) its fields are checked and written once and kept with it:
 // `prepare` of a page's request 1.21-1.30 µs -> 0.78-1.06 µs (Bun 1.4.4, medians of 7 x 200,000,
-// three headers, on a machine at load ~30; notes/bench-profile.md section 16).
+// three headers, on a machine at load ~30; notes/bench-profile.md section 16). A site's re-crawl
+// asks for every page conditionally: its validators come beside the record (`validators`) rather
+// than in a record of their own a page, which every layer's copy and this cache would miss (2 µs a
+// page of an unchanged run; notes/sites.md).
 
 const ACCEPT_ENCODING = "gzip, deflate, br";
 /** What fetch sends when the caller names no User-Agent. */
@@ -19,6 +22,15 @@ export interface Target {
   checkServerIdentity: BunFetchRequestInitTLS["checkServerIdentity"];
   serverName: string | undefined;
 }
+
+/** A conditional GET's validators, from the page's previous answer: sent as If-None-Match and If-Modified-Since. */
+export interface Validators {
+  etag: string | null;
+  lastModified: string | null;
+}
+
+/** fetch's options as the client reads them, and a conditional request's validators. */
+export type ClientInit = BunFetchRequestInit & { validators?: Validators };
 
 /** A request ready to send. */
 export interface PreparedRequest {
@@ -73,6 +85,19 @@ function headerFields(headers: BunFetchRequestInit["headers"]): HeaderFields {
   return { host, accept, acceptEncoding, userAgent, connection, written };
 }
 
+function validatorLines({ etag, lastModified }: Validators): string {
+  let lines = "";
+  if (etag !== null) {
+    if (BAD_VALUE.test(etag)) throw new TypeError("http-client: invalid value for header If-None-Match");
+    lines += `If-None-Match: ${etag}\r\n`;
+  }
+  if (lastModified !== null) {
+    if (BAD_VALUE.test(lastModified)) throw new TypeError("http-client: invalid value for header If-Modified-Since");
+    lines += `If-Modified-Since: ${lastModified}\r\n`;
+  }
+  return lines;
+}
+
 /** Makes requests, keeping the Targets made (one per authority and TLS options) and the identities of TLS option values. */
 export class Requests {
   /** Identities of TLS option values (a CA, a client certificate) for the pool key. */
@@ -83,7 +108,7 @@ export class Requests {
   private lastFields: HeaderFields | null = null;
 
   /** Throws a TypeError for what the client does not support or a malformed header. */
-  prepare(input: string, init: BunFetchRequestInit): PreparedRequest {
+  prepare(input: string, init: ClientInit): PreparedRequest {
     const method = init.method === undefined ? "GET" : init.method.toUpperCase();
     if (method !== "GET" && method !== "HEAD") throw new TypeError(`http-client: ${method} is not supported (GET and HEAD only)`);
     if (init.body !== undefined && init.body !== null) throw new TypeError("http-client: a request body is not supported");
@@ -128,6 +153,7 @@ export class Requests {
     const { host, accept, acceptEncoding, userAgent, connection } = fields;
     const reusable = init.keepalive !== false && !(connection !== undefined && CLOSE_TOKEN.test(connection));
     let head = `${method} ${target} HTTP/1.1\r\nHost: ${host ?? authority}\r\n${fields.written}`;
+    if (init.validators !== undefined) head += validatorLines(init.validators);
     if (!userAgent) head += `User-Agent: ${DEFAULT_USER_AGENT}\r\n`;
     if (!accept) head += "Accept: */*\r\n";
     if (!acceptEncoding && init.decompress !== false) head += `Accept-Encoding: ${ACCEPT_ENCODING}\r\n`;
