@@ -550,6 +550,7 @@ class Crawl {
       failure ??= { err };
       end();
     };
+    const oneEnded = () => new Promise<void>((resolve) => (ended = resolve));
     for (;;) {
       while (failure === null && active < this.concurrency && this.withinBudget()) {
         if (this.buffer.length === 0) {
@@ -573,11 +574,11 @@ class Crawl {
       if (failure !== null) {
         // A failure of the whole crawl (the browser cannot start, the store fails): the other pages stop with it.
         this.stop.abort(new CrawlStopped("aborted"));
-        while (active > 0) await new Promise<void>((resolve) => (ended = resolve));
+        while (active > 0) await oneEnded();
         throw failure.err;
       }
       if (active === 0) break;
-      await new Promise<void>((resolve) => (ended = resolve));
+      await oneEnded();
     }
     if (this.buffer.length > 0 || this.queued > 0) this.truncated = true;
   }
