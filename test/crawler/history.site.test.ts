@@ -15,10 +15,13 @@ import {
   type RecordResult,
   runCrawl,
 } from "../../src/crawler/index.ts";
+import { createGuardedFetch } from "../../src/crawler/net/guarded-fetch.ts";
 import { defaultCrawlOptions } from "../../src/crawler/options.ts";
 import { sitesStoppedAfterEach } from "../support/site.ts";
 
-const hop: HopFetcher = (url, init) => fetch(url, { ...init, redirect: "manual" });
+// The crawler's own client behind the address guard (loopback allowed), as a crawl sends: it writes
+// a conditional request's validators, which fetch would not know.
+const hop: HopFetcher = createGuardedFetch({ allowPrivate: true, allowTargets: [] });
 const serve = sitesStoppedAfterEach();
 const deps = { fetch: hop, now: Date.now, userAgent: "genapi/0.1.0" };
 
@@ -33,10 +36,14 @@ class KeepingState extends MemoryCrawlState {
 
 test("a page read as the previous run left it is kept as unchanged; a new ETag or new links are kept in full", async () => {
   let version = 1;
+  const notModified: string[] = [];
   const page =
     (body: string, etag?: string, nav = "") =>
     (req: Request) => {
-      if (etag !== undefined && req.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: { etag } });
+      if (etag !== undefined && req.headers.get("if-none-match") === etag) {
+        notModified.push(new URL(req.url).pathname);
+        return new Response(null, { status: 304, headers: { etag } });
+      }
       return new Response(`<!DOCTYPE html><title>t</title><main>${body}</main><nav>${nav}</nav>`, {
         headers: { "content-type": "text/html", ...(etag === undefined ? {} : { etag }) },
       });
@@ -58,6 +65,7 @@ test("a page read as the previous run left it is kept as unchanged; a new ETag o
   version = 2;
   const second = new KeepingState();
   await runCrawl(`${site.url}/`, second, defaultCrawlLimits, deps, { history });
+  expect(notModified.sort()).toEqual(["/", "/same"]);
   const unchanged = (path: string): PageKept => ({ url: `${site.url}${path}`, unchanged: true });
   expect(second.kept.get("/")).toEqual(unchanged("/"));
   expect(second.kept.get("/same")).toEqual(unchanged("/same"));
@@ -67,10 +75,13 @@ test("a page read as the previous run left it is kept as unchanged; a new ETag o
 });
 
 test("a page answered 304 that `include` no longer lists is kept with that verdict, in full", async () => {
-  const page = (body: string, etag: string) => (req: Request) =>
-    req.headers.get("if-none-match") === etag
-      ? new Response(null, { status: 304, headers: { etag } })
-      : new Response(`<!DOCTYPE html><title>t</title><main>${body}</main>`, { headers: { "content-type": "text/html", etag } });
+  const notModified: string[] = [];
+  const page = (body: string, etag: string) => (req: Request) => {
+    if (req.headers.get("if-none-match") !== etag)
+      return new Response(`<!DOCTYPE html><title>t</title><main>${body}</main>`, { headers: { "content-type": "text/html", etag } });
+    notModified.push(new URL(req.url).pathname);
+    return new Response(null, { status: 304, headers: { etag } });
+  };
   const site = await serve({
     "/": page(`<a href="/kept">k</a><a href="/left">l</a>`, '"home"'),
     "/kept": page("k", '"k"'),
@@ -87,6 +98,7 @@ test("a page answered 304 that `include` no longer lists is kept with that verdi
     history: { previous: async (url) => memories.get(url) ?? null },
     crawl,
   });
+  expect(notModified.sort()).toEqual(["/", "/kept", "/left"]);
   expect(second.kept.get("/kept")).toEqual({ url: `${site.url}/kept`, unchanged: true });
   // Its row must say it is not listed: the change set counts it removed.
   expect(second.kept.get("/left")).toEqual({ ...memories.get(`${site.url}/left`)!, exclusion: "filtered" });

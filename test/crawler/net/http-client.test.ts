@@ -122,9 +122,18 @@ describe("requests and responses", () => {
       ...common,
     ]);
     expect(c!.lines).toEqual(["Host: example.test", "User-Agent: genapi/test", ...common]);
+    // A record that sets a validator's field itself (a user's header) keeps its own: the field is sent once.
+    const own = { "If-Modified-Since": "Mon, 01 Jan 2024 00:00:00 GMT" };
+    await (
+      await http.send(`${server.url}/e`, { headers: own, validators: { etag: '"e"', lastModified: "Wed, 25 Nov 2026 10:00:00 GMT" } })
+    ).text();
+    expect(server.requests()[3]!.lines.filter((line) => line.startsWith("If-"))).toEqual([
+      "If-Modified-Since: Mon, 01 Jan 2024 00:00:00 GMT",
+      'If-None-Match: "e"',
+    ]);
     const bad = http.send(`${server.url}/d`, { headers, validators: { etag: '"x"\r\nInjected: yes', lastModified: null } });
     await expect(bad).rejects.toThrow("http-client: invalid value for header If-None-Match");
-    expect(server.requests()).toHaveLength(3);
+    expect(server.requests()).toHaveLength(4);
   });
 
   test("Host and User-Agent default as fetch's do; a caller's Accept and Accept-Encoding are kept", async () => {

@@ -49,6 +49,9 @@ interface HeaderFields {
   acceptEncoding: boolean;
   userAgent: boolean;
   connection: string | undefined;
+  /** The record sets its own If-None-Match / If-Modified-Since (a user's header): a validator of that name is not sent beside it. */
+  ifNoneMatch: boolean;
+  ifModifiedSince: boolean;
   /** The fields but Host, each line ending in CRLF. */
   written: string;
 }
@@ -60,6 +63,8 @@ function headerFields(headers: BunFetchRequestInit["headers"]): HeaderFields {
   let acceptEncoding = false;
   let userAgent = false;
   let connection: string | undefined;
+  let ifNoneMatch = false;
+  let ifModifiedSince = false;
   let written = "";
   if (headers !== undefined && headers !== null) {
     const pairs = headers instanceof Headers ? [...headers] : Array.isArray(headers) ? headers : null;
@@ -70,7 +75,9 @@ function headerFields(headers: BunFetchRequestInit["headers"]): HeaderFields {
       const value = String(pairs === null ? (headers as Record<string, string>)[name] : pairs[i]![1]);
       if (!TOKEN.test(name)) throw new TypeError(`http-client: invalid header name ${JSON.stringify(name)}`);
       if (BAD_VALUE.test(value)) throw new TypeError(`http-client: invalid value for header ${name}`);
-      const lower = name.length === 4 || name.length === 6 || name.length === 10 || name.length === 15 ? name.toLowerCase() : "";
+      const length = name.length;
+      const lower =
+        length === 4 || length === 6 || length === 10 || length === 13 || length === 15 || length === 17 ? name.toLowerCase() : "";
       if (lower === "host") {
         host = value;
         continue;
@@ -79,19 +86,21 @@ function headerFields(headers: BunFetchRequestInit["headers"]): HeaderFields {
       else if (lower === "user-agent") userAgent = true;
       else if (lower === "accept-encoding") acceptEncoding = true;
       else if (lower === "connection") connection = value;
+      else if (lower === "if-none-match") ifNoneMatch = true;
+      else if (lower === "if-modified-since") ifModifiedSince = true;
       written += `${name}: ${value}\r\n`;
     }
   }
-  return { host, accept, acceptEncoding, userAgent, connection, written };
+  return { host, accept, acceptEncoding, userAgent, connection, ifNoneMatch, ifModifiedSince, written };
 }
 
-function validatorLines({ etag, lastModified }: Validators): string {
+function validatorLines({ etag, lastModified }: Validators, fields: HeaderFields): string {
   let lines = "";
-  if (etag !== null) {
+  if (etag !== null && !fields.ifNoneMatch) {
     if (BAD_VALUE.test(etag)) throw new TypeError("http-client: invalid value for header If-None-Match");
     lines += `If-None-Match: ${etag}\r\n`;
   }
-  if (lastModified !== null) {
+  if (lastModified !== null && !fields.ifModifiedSince) {
     if (BAD_VALUE.test(lastModified)) throw new TypeError("http-client: invalid value for header If-Modified-Since");
     lines += `If-Modified-Since: ${lastModified}\r\n`;
   }
@@ -153,7 +162,7 @@ export class Requests {
     const { host, accept, acceptEncoding, userAgent, connection } = fields;
     const reusable = init.keepalive !== false && !(connection !== undefined && CLOSE_TOKEN.test(connection));
     let head = `${method} ${target} HTTP/1.1\r\nHost: ${host ?? authority}\r\n${fields.written}`;
-    if (init.validators !== undefined) head += validatorLines(init.validators);
+    if (init.validators !== undefined) head += validatorLines(init.validators, fields);
     if (!userAgent) head += `User-Agent: ${DEFAULT_USER_AGENT}\r\n`;
     if (!accept) head += "Accept: */*\r\n";
     if (!acceptEncoding && init.decompress !== false) head += `Accept-Encoding: ${ACCEPT_ENCODING}\r\n`;
