@@ -4,7 +4,7 @@
 // (the store's page rows of the previous run) and hands back the same facts of every page it reads,
 // which the store keeps for the next run.
 import type { ExclusionReason } from "./exclusions.ts";
-import type { Validators } from "./net/http1/request.ts";
+import type { Validators } from "./net/http-client.ts";
 import type { SitemapEntry } from "./output/xml.ts";
 import { originOf } from "./url/url.ts";
 
