@@ -170,24 +170,20 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           // Recorded already (a run published twice after a lost lease): nothing to compare it with now.
           if (previous === jobId) return null;
           db.query(`DELETE FROM site_changes WHERE job_id = ?`).run(jobId);
-          // A page is listed when its row has no exclusion; changed when listed both times with another fingerprint.
+          // A page is listed when its row has no exclusion; changed when listed both times with another
+          // fingerprint. Added and changed are one pass over this run's rows (two were 70 ms each at 100,000).
           db.query(
             `INSERT INTO site_changes (job_id, kind, url)
-             SELECT ?1, 'added', cur.url FROM job_pages cur
+             SELECT ?1, CASE WHEN old.url IS NULL THEN 'added' ELSE 'changed' END, cur.url
+             FROM job_pages cur LEFT JOIN job_pages old ON old.job_id = ?2 AND old.url = cur.url AND old.exclusion IS NULL
              WHERE cur.job_id = ?1 AND cur.exclusion IS NULL
-               AND NOT EXISTS (SELECT 1 FROM job_pages old WHERE old.job_id = ?2 AND old.url = cur.url AND old.exclusion IS NULL)`,
+               AND (old.url IS NULL OR coalesce(cur.fingerprint, cur.lastmod) IS NOT coalesce(old.fingerprint, old.lastmod))`,
           ).run(jobId, previous);
           db.query(
             `INSERT INTO site_changes (job_id, kind, url)
              SELECT ?1, 'removed', old.url FROM job_pages old
              WHERE old.job_id = ?2 AND old.exclusion IS NULL
                AND NOT EXISTS (SELECT 1 FROM job_pages cur WHERE cur.job_id = ?1 AND cur.url = old.url AND cur.exclusion IS NULL)`,
-          ).run(jobId, previous);
-          db.query(
-            `INSERT INTO site_changes (job_id, kind, url)
-             SELECT ?1, 'changed', cur.url FROM job_pages cur JOIN job_pages old ON old.job_id = ?2 AND old.url = cur.url
-             WHERE cur.job_id = ?1 AND cur.exclusion IS NULL AND old.exclusion IS NULL
-               AND coalesce(cur.fingerprint, cur.lastmod) IS NOT coalesce(old.fingerprint, old.lastmod)`,
           ).run(jobId, previous);
           const counts = db
             .query<{ kind: ChangeKind; n: number }, [string]>(`SELECT kind, count(*) AS n FROM site_changes WHERE job_id = ? GROUP BY kind`)
