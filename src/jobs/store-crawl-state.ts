@@ -180,6 +180,7 @@ export class StoreCrawlState implements CrawlState {
     if (this.known(url)) return false;
     if (this.bloom.mayHave(url) && (await this.store.seen(this.jobId, [url])).size > 0) {
       this.remember(url);
+      this.forget();
       return false;
     }
     this.claims.add(url);
@@ -214,16 +215,20 @@ export class StoreCrawlState implements CrawlState {
     }
     // Links not known here, and that the filter may have seen, are asked of the store, all at once.
     // (What is known now is decided now: a checkpoint written meanwhile may move it to the store.)
-    const seen = new Set<string>();
+    // Most pages have none to ask (every link known, or new to the filter): no await, and nothing
+    // is forgotten until the links are judged, so what is known is asked as each link is met,
+    // without a set of them (a Set a page of a re-crawl).
     const unknown: string[] = [];
-    for (const { url } of page.links) {
-      if (this.known(url)) seen.add(url);
-      else if (this.bloom.mayHave(url)) unknown.push(url);
+    for (const { url } of page.links) if (!this.known(url) && this.bloom.mayHave(url)) unknown.push(url);
+    let seen: Set<string> | null = null;
+    if (unknown.length > 0) {
+      seen = new Set<string>();
+      for (const { url } of page.links) if (this.known(url)) seen.add(url);
+      for (const url of await this.store.seen(this.jobId, [...new Set(unknown)])) seen.add(url);
     }
-    if (unknown.length) for (const url of await this.store.seen(this.jobId, [...new Set(unknown)])) seen.add(url);
     let dropped = 0;
     for (const link of page.links) {
-      if (seen.has(link.url) || this.known(link.url)) continue;
+      if (seen?.has(link.url) || this.known(link.url)) continue;
       if (link.excluded !== undefined) {
         this.remember(link.url);
         this.pending.seen.push(link.url);
@@ -245,6 +250,7 @@ export class StoreCrawlState implements CrawlState {
         else this.windowAtTail = false;
       }
     }
+    this.forget();
     if (page.memory) this.pending.pages.push(page.memory);
     if (page.entry) {
       const { loc, lastmod, ...extra } = page.entry;
@@ -328,17 +334,23 @@ export class StoreCrawlState implements CrawlState {
     return this.cache.has(url) || this.claims.has(url) || this.pending.urls.has(url) || this.writing.has(url);
   }
 
-  /** Remembers a URL as seen; the oldest are forgotten past the cache size (the store has them by then). */
+  /** Remembers a URL as seen (the cache may grow past its size until forget() runs). */
   private remember(url: string): void {
     this.bloom.add(url);
     this.cache.add(url);
-    if (this.cache.size > this.options.cacheSize) {
-      // Forget the oldest tenth at once: Set iteration is insertion order.
-      let drop = Math.floor(this.options.cacheSize / 10);
-      for (const old of this.cache) {
-        this.cache.delete(old);
-        if (--drop === 0) break;
-      }
+  }
+
+  /**
+   * The oldest URLs are forgotten past the cache size (the store has them by then): once a record or
+   * claim is done, so that a URL known when its page's links were judged stays known while they are.
+   */
+  private forget(): void {
+    if (this.cache.size <= this.options.cacheSize) return;
+    // Forget the oldest tenth at once: Set iteration is insertion order.
+    let drop = Math.floor(this.options.cacheSize / 10) + this.cache.size - this.options.cacheSize;
+    for (const old of this.cache) {
+      this.cache.delete(old);
+      if (--drop <= 0) break;
     }
   }
 }
