@@ -98,7 +98,8 @@ export function parseRobots(origin: string, text: string, productToken: string):
   return {
     allows(url) {
       if (!url.startsWith(prefix)) return false;
-      return decide(rules, url.slice(origin.length));
+      // No rule (no robots.txt, or `Disallow:` alone): every path of the origin, without its match form.
+      return rules.length === 0 || decide(rules, url.slice(origin.length));
     },
     sitemaps,
     crawlDelay: namedUs ? ourDelay : anyDelay,
