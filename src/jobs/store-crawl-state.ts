@@ -215,9 +215,9 @@ export class StoreCrawlState implements CrawlState {
     }
     // Links not known here, and that the filter may have seen, are asked of the store, all at once.
     // (What is known now is decided now: a checkpoint written meanwhile may move it to the store.)
-    // Most pages have none to ask (every link known, or new to the filter): no await, and nothing
-    // is forgotten until the links are judged, so what is known is asked as each link is met,
-    // without a set of them (a Set a page of a re-crawl).
+    // Most pages have none to ask (every link known, or new to the filter): then nothing is awaited
+    // and nothing forgotten until the links are judged, so what is known is asked as each link is
+    // met, without a Set of them made for every page of a re-crawl.
     const unknown: string[] = [];
     for (const { url } of page.links) if (!this.known(url) && this.bloom.mayHave(url)) unknown.push(url);
     let seen: Set<string> | null = null;
@@ -341,8 +341,8 @@ export class StoreCrawlState implements CrawlState {
   }
 
   /**
-   * The oldest URLs are forgotten past the cache size (the store has them by then): once a record or
-   * claim is done, so that a URL known when its page's links were judged stays known while they are.
+   * The oldest URLs are forgotten past the cache size (the store has them by then): after a record's
+   * links are judged, or a claim, so that a URL known when they were judged stays known while they are.
    */
   private forget(): void {
     if (this.cache.size <= this.options.cacheSize) return;

@@ -159,7 +159,7 @@ export class StoreLinkLedger {
   }
 
   /**
-   * The oldest tenth goes past the cache size, in insertion order, as the state's seen cache does:
+   * The oldest tenth goes past the cache size, in insertion order, as from the state's seen cache:
    * an often linked URL dropped costs one store lookup, then stays for another cache's worth. (An
    * LRU that moved every hit to the end, a delete and a set on a 100,000-entry Map, took 35 % of a
    * 60,000-page job's CPU and raised its peak RSS from 150 to 191 MB.)
@@ -167,7 +167,8 @@ export class StoreLinkLedger {
   private remember(url: string, status: typeof COUNTED | typeof FINE): void {
     this.status.set(url, status);
     if (this.status.size > this.options.cacheSize) {
-      let drop = Math.floor(this.options.cacheSize / 10);
+      // At least one (a cache of under ten would otherwise be emptied).
+      let drop = Math.max(1, Math.floor(this.options.cacheSize / 10));
       for (const old of this.status.keys()) {
         this.status.delete(old);
         if (--drop === 0) break;

@@ -435,9 +435,9 @@ class HostGate {
   /**
    * Starts every waiter that may start now; otherwise arranges to look again when one may. The wake
    * it asks for last is armed when it returns (none: the timer is cleared), as if each call cleared
-   * the timer first; a timer already set for that time is kept, since a pump a request (the lease's
-   * renewal asks for the same time until it is renewed) cleared and set one each time (1.2 % of an
-   * unchanged re-crawl's profile).
+   * the timer first; but a timer already set for that time is kept. Every pump (two a request)
+   * cleared the timer, and the lease's renewal set it again for the same time until it was renewed:
+   * 1.2 % of an unchanged re-crawl's profile.
    */
   private pump(): void {
     this.wake = null;
@@ -446,8 +446,9 @@ class HostGate {
     } finally {
       const at = this.wake;
       this.wake = undefined;
-      if (at !== null) this.arm(at);
-      else if (this.timer !== null) {
+      if (typeof at === "number") this.arm(at);
+      // null: no wake. (undefined: a pump inside this one armed its own, which stands; none is.)
+      else if (at === null && this.timer !== null) {
         clearTimeout(this.timer);
         this.timer = null;
       }
