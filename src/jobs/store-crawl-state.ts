@@ -19,6 +19,7 @@ import type { CrawlFacts, FrontierUrl, JobCrawlState, JobQueue, StoredEntry } fr
 import type { JobProgress } from "./model.ts";
 import { BloomFilter } from "../crawler/index.ts";
 import { storedEntries } from "./publish.ts";
+import { forgetOldest } from "./forget-oldest.ts";
 import { StoreLinkLedger } from "./store-link-ledger.ts";
 
 export interface StoreStateOptions {
@@ -345,13 +346,7 @@ export class StoreCrawlState implements CrawlState {
    * links are judged, or a claim, so that a URL known when they were judged stays known while they are.
    */
   private forget(): void {
-    if (this.cache.size <= this.options.cacheSize) return;
-    // Forget the oldest tenth at once: Set iteration is insertion order.
-    let drop = Math.floor(this.options.cacheSize / 10) + this.cache.size - this.options.cacheSize;
-    for (const old of this.cache) {
-      this.cache.delete(old);
-      if (--drop <= 0) break;
-    }
+    forgetOldest(this.cache, this.options.cacheSize);
   }
 }
 

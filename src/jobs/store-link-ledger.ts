@@ -13,6 +13,7 @@
 // referrer would be.
 import { BloomFilter } from "../crawler/index.ts";
 import type { JobCrawlState, LinkCheckpoint } from "./job-store.ts";
+import { forgetOldest } from "./forget-oldest.ts";
 import { addReferrer, isReferrerLink, type LinkFacts, type LinkVerdict, LISTED } from "../crawler/index.ts";
 
 /** A URL's status in the cache: its links are counted (pending, bad, a sitemap URL) or not (fine). */
@@ -159,21 +160,13 @@ export class StoreLinkLedger {
   }
 
   /**
-   * The oldest tenth goes past the cache size, in insertion order, as from the state's seen cache:
-   * an often linked URL dropped costs one store lookup, then stays for another cache's worth. (An
-   * LRU that moved every hit to the end, a delete and a set on a 100,000-entry Map, took 35 % of a
-   * 60,000-page job's CPU and raised its peak RSS from 150 to 191 MB.)
+   * Past the cache size the oldest go (forget-oldest.ts). (An LRU that moved every hit to the end, a
+   * delete and a set on a 100,000-entry Map, took 35 % of a 60,000-page job's CPU and raised its
+   * peak RSS from 150 to 191 MB.)
    */
   private remember(url: string, status: typeof COUNTED | typeof FINE): void {
     this.status.set(url, status);
-    if (this.status.size > this.options.cacheSize) {
-      // At least one (a cache of under ten would otherwise be emptied).
-      let drop = Math.max(1, Math.floor(this.options.cacheSize / 10));
-      for (const old of this.status.keys()) {
-        this.status.delete(old);
-        if (--drop === 0) break;
-      }
-    }
+    forgetOldest(this.status, this.options.cacheSize);
   }
 }
 
