@@ -911,13 +911,12 @@ class Crawl {
     if (previous.extra?.images) entry.images = previous.extra.images;
     // `include` may have changed since: the listing follows today's options.
     const exclusion = previous.exclusion ?? (this.filter.included(previous.url) ? undefined : "filtered");
-    // A 304 may send new validators (RFC 9110 15.4.5); the others stay as they were.
-    const memory: PageMemory = {
-      ...previous,
-      etag: headers.get("etag") ?? previous.etag,
-      lastModified: headers.get("last-modified") ?? previous.lastModified,
-      exclusion: exclusion ?? null,
-    };
+    // A 304 may send new validators (RFC 9110 15.4.5); the others stay as they were. Nothing else of
+    // the page can differ from the previous run's: with the same validators and verdict it is that
+    // run's row, unchanged (no copy of it made to compare).
+    const etag = headers.get("etag") ?? previous.etag;
+    const lastModified = headers.get("last-modified") ?? previous.lastModified;
+    const same = etag === previous.etag && lastModified === previous.lastModified && (exclusion ?? null) === previous.exclusion;
     return {
       exclusion,
       entry,
@@ -926,7 +925,7 @@ class Crawl {
       invalid: [],
       linksDropped: false,
       nofollowLinks: [],
-      memory: samePage(memory, previous) ? { url: memory.url, unchanged: true } : memory,
+      memory: same ? { url: previous.url, unchanged: true } : { ...previous, etag, lastModified, exclusion: exclusion ?? null },
     };
   }
 
