@@ -62,6 +62,10 @@ export interface Lease {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+/** A link at recordNow's first look: known here; maybe seen (the filter has it: the store is asked); certainly new. */
+const KNOWN = 0;
+const ASK = 1;
+const NEW = 2;
 
 export class StoreCrawlState implements CrawlState {
   private readonly cache = new Set<string>();
@@ -88,6 +92,8 @@ export class StoreCrawlState implements CrawlState {
   private readonly claims = new Set<string>();
   private turn: Promise<void> = Promise.resolve();
   private readonly links: StoreLinkLedger | null;
+  /** recordNow's first look at each of a page's links (KNOWN, ASK, NEW), kept for the next page. */
+  private marks = new Uint8Array(64);
 
   constructor(
     private readonly store: JobCrawlState & Pick<JobQueue, "get">,
@@ -217,19 +223,33 @@ export class StoreCrawlState implements CrawlState {
     // Links not known here, and that the filter may have seen, are asked of the store, all at once.
     // (What is known now is decided now: a checkpoint written meanwhile may move it to the store.)
     // Most pages have none to ask (every link known, or new to the filter): then nothing is awaited
-    // and nothing forgotten until the links are judged, so what is known is asked as each link is
-    // met, without a Set of them made for every page of a re-crawl.
+    // and nothing forgotten until the links are judged, and the first look at each link stands: one
+    // known then is known still, and one certainly new then is met again only as a repeat within
+    // these links, which the cache has once the first is judged. So the second look is one lookup or
+    // none, where known() is up to four (3 % of an unchanged re-crawl's profile, whose links are all
+    // new to the run), and no Set of the known links is made for every page.
+    const { links } = page;
+    if (links.length > this.marks.length) this.marks = new Uint8Array(2 * links.length);
+    const marks = this.marks;
     const unknown: string[] = [];
-    for (const { url } of page.links) if (!this.known(url) && this.bloom.mayHave(url)) unknown.push(url);
+    for (let i = 0; i < links.length; i++) {
+      const { url } = links[i]!;
+      if (this.known(url)) marks[i] = KNOWN;
+      else if (this.bloom.mayHave(url)) {
+        marks[i] = ASK;
+        unknown.push(url);
+      } else marks[i] = NEW;
+    }
     let seen: Set<string> | null = null;
     if (unknown.length > 0) {
       seen = new Set<string>();
-      for (const { url } of page.links) if (this.known(url)) seen.add(url);
+      for (const { url } of links) if (this.known(url)) seen.add(url);
       for (const url of await this.store.seen(this.jobId, [...new Set(unknown)])) seen.add(url);
     }
     let dropped = 0;
-    for (const link of page.links) {
-      if (seen?.has(link.url) || this.known(link.url)) continue;
+    for (let i = 0; i < links.length; i++) {
+      const link = links[i]!;
+      if (seen !== null ? seen.has(link.url) || this.known(link.url) : marks[i] === KNOWN || this.cache.has(link.url)) continue;
       if (link.excluded !== undefined) {
         this.remember(link.url);
         this.pending.seen.push(link.url);
