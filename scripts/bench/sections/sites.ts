@@ -1,10 +1,11 @@
 // Sites: what a re-crawl of an unchanged site costs against its first crawl. The site is the crawl
 // bench's pages (15-30 KB of prose) served by nginx as files are (fixtures/tree-site.ts: a tree of 10^d
 // pages over 21 files, each page with its file's ETag and Last-Modified, 304 to a matching
-// If-None-Match); one site created with every_hours null, run 1 (its first run, queued at creation),
-// then run 2 of the unchanged site (POST /api/sites/<id>/runs). Measured: each run's wall time (the
-// job's started_at to finished_at), the site's 200 and 304 answers, genapi's CPU a page and peak
-// RSS. The fingerprint's cost: whole crawls of the same site with it (a site's run without a store:
+// If-None-Match); a site created with every_hours null, run 1 (its first run, queued at creation),
+// then run 2 of the unchanged site (POST /api/sites/<id>/runs), in three rounds of a new site each
+// (one in the smoke run). Measured: each run's wall time (the job's started_at to finished_at), the
+// site's 200 and 304 answers, genapi's CPU a page and peak RSS; the goal's ratio is the median of
+// the rounds' run 2 ÷ run 1. The fingerprint's cost: whole crawls of the same site with it (a site's run without a store:
 // every page fingerprinted and remembered) and without, alternating, in one process pinned as genapi is
 // (probes/fingerprint-cost.ts --crawl --url); a site's run 1 against the plain job is its whole cost
 // (the fingerprint, the page rows written to the store). Then a big site's run 1
@@ -20,7 +21,7 @@ import { join } from "node:path";
 import { createDatabase } from "../../../test/support/postgres.ts";
 import type { Context } from "../harness/context.ts";
 import { CORES, pinned, run, sampleUsage } from "../harness/proc.ts";
-import { missing, type Row, row, summarize, type SectionResult, type Target } from "../harness/results.ts";
+import { missing, type Row, ratios, row, summarize, type SectionResult, type Target } from "../harness/results.ts";
 import { BUN, createKey, newDb, type Server, startGenapi } from "../harness/servers.ts";
 import type { CrawlFigures } from "../probes/fingerprint-cost.ts";
 import { serveTreeSite, type TreeSite } from "../fixtures/tree-site.ts";
@@ -36,6 +37,12 @@ const CPU_TARGET = 1.1;
 /** Rounds of the fingerprint's A/B (each a crawl with and one without), full and smoke. */
 const FULL_ROUNDS = 5;
 const SMOKE_ROUNDS = 1;
+/**
+ * Rounds of the 100,000-page site, each a new site's run 1 and its run 2, in full: the ratio of one
+ * such pair ranged from 0.45 to 0.59 on this machine (notes/sites.md), so the goal is judged on the
+ * median of the pairs' ratios, each pair back to back.
+ */
+const FULL_SITE_ROUNDS = 3;
 
 interface Run {
   seconds: number;
@@ -138,15 +145,20 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
     ctx.log(`sites: a plain job over the ${fmt(size)}-page site (the baseline of a site's run)`);
     const job = await api("/api/jobs", { method: "POST", body: JSON.stringify({ url: `${site.url}/` }) });
     const plain = await measure(genapi, api, site, job.id);
-    ctx.log(`sites: run 1 of a site over it`);
-    const created = await api("/api/sites", { method: "POST", body: JSON.stringify({ url: `${site.url}/`, every_hours: null }) });
-    const first = await measure(genapi, api, site, created.last_run.id);
-    ctx.log(`sites: run 2, the site unchanged`);
-    const again = await api(`/api/sites/${created.id}/runs`, { method: "POST" });
-    const second = await measure(genapi, api, site, again.id);
+    // A small site's crawls are too short to time more than once each way (the smoke run's).
+    const siteRounds = size < 10_000 ? 1 : FULL_SITE_ROUNDS;
+    const firsts: Run[] = [];
+    const seconds: Run[] = [];
+    for (let round = 1; round <= siteRounds; round++) {
+      ctx.log(`sites: round ${round} of ${siteRounds}: run 1 of a new site over it`);
+      const created = await api("/api/sites", { method: "POST", body: JSON.stringify({ url: `${site.url}/`, every_hours: null }) });
+      firsts.push(await measure(genapi, api, site, created.last_run.id));
+      ctx.log(`sites: round ${round} of ${siteRounds}: its run 2, the site unchanged`);
+      const again = await api(`/api/sites/${created.id}/runs`, { method: "POST" });
+      seconds.push(await measure(genapi, api, site, again.id));
+    }
     await genapi.stop();
     ctx.log("sites: the fingerprint's cost, crawls with and without it, alternating");
-    // A small site's crawls are too short to time more than once each way (the smoke run's).
     const rounds = size < 10_000 ? SMOKE_ROUNDS : FULL_ROUNDS;
     const probe = join(import.meta.dir, "../probes/fingerprint-cost.ts");
     const output = run(pinned(CORES.server, [BUN, probe, "--crawl", "--url", `${site.url}/`, "--rounds", String(rounds), "--json"]));
@@ -171,22 +183,32 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
       await bigSite.stop();
     }
 
-    const runRow = (label: string, run: Run, store = "SQLite", pages = size): Row =>
-      row(
+    const runRow = (label: string, runs: Run | Run[], store = "SQLite", pages = size): Row => {
+      const all = Array.isArray(runs) ? runs : [runs];
+      const of = (figure: (run: Run) => number) => summarize(all.map(figure));
+      const failed = all.find((run) => run.status !== "succeeded");
+      return row(
         label,
         {
-          "wall s": summarize([run.seconds]),
-          "200 answers": summarize([run.ok]),
-          "304 answers": summarize([run.notModified]),
-          "CPU ms/page": summarize([run.cpuMsPerPage]),
-          "peak RSS MB": summarize([run.peakRssMB]),
-          "URLs listed": summarize([run.listed]),
+          "wall s": of((run) => run.seconds),
+          "200 answers": of((run) => run.ok),
+          "304 answers": of((run) => run.notModified),
+          "CPU ms/page": of((run) => run.cpuMsPerPage),
+          "peak RSS MB": of((run) => run.peakRssMB),
+          "URLs listed": of((run) => run.listed),
         },
-        { note: run.status === "succeeded" ? `genapi serve on ${store}; the site has ${fmt(pages)} pages` : `the run ${run.status}` },
+        { note: failed ? `a run ${failed.status}` : `genapi serve on ${store}; the site has ${fmt(pages)} pages` },
       );
-    const wall = first.seconds > 0 ? second.seconds / first.seconds : 0;
-    const share = second.notModified / Math.max(1, second.notModified + second.ok);
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    };
+    const median = (xs: number[]) => summarize(xs)?.median ?? 0;
+    const pairs = ratios(
+      seconds.map((run) => run.seconds),
+      firsts.map((run) => run.seconds),
+    );
+    const wall = median(pairs);
+    const share = Math.min(...seconds.map((run) => run.notModified / Math.max(1, run.notModified + run.ok)));
+    const notModified = seconds.reduce((sum, run) => sum + run.notModified, 0);
+    const answered = seconds.reduce((sum, run) => sum + run.notModified + run.ok, 0);
     const withFingerprint = median(fingerprintCost.fingerprint);
     const without = median(fingerprintCost.default);
     const cpu = withFingerprint / without;
@@ -194,13 +216,13 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
       {
         label: `sites: run 2 of an unchanged ${fmt(size)}-page site ÷ run 1, wall time`,
         goal: `under ${WALL_TARGET}`,
-        measured: `${wall.toFixed(2)} (${second.seconds.toFixed(1)} s ÷ ${first.seconds.toFixed(1)} s)`,
+        measured: `${wall.toFixed(2)}${pairs.length > 1 ? `, the median of ${pairs.length} pairs (${pairs.map((x) => x.toFixed(2)).join(", ")})` : ""} (${median(seconds.map((run) => run.seconds)).toFixed(1)} s ÷ ${median(firsts.map((run) => run.seconds)).toFixed(1)} s)`,
         met: wall < WALL_TARGET,
       },
       {
         label: "sites: run 2's page answers that were 304",
         goal: `over ${NOT_MODIFIED_TARGET * 100}%`,
-        measured: `${(share * 100).toFixed(1)}% (${fmt(second.notModified)} of ${fmt(second.notModified + second.ok)})`,
+        measured: `${(share * 100).toFixed(1)}%${seconds.length > 1 ? " in the lowest run" : ""} (${fmt(notModified)} of ${fmt(answered)})`,
         met: share > NOT_MODIFIED_TARGET,
       },
       ...big.map(
@@ -216,7 +238,7 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
       {
         label: `sites: a crawl of the ${fmt(size)}-page site with fingerprints ÷ without, CPU a page`,
         goal: `under ${CPU_TARGET}x`,
-        measured: `${cpu.toFixed(2)}x (${(withFingerprint / 1000).toFixed(3)} ÷ ${(without / 1000).toFixed(3)} ms, medians of ${rounds}; a site's run 1 ÷ the plain job, store writes included: ${(first.cpuMsPerPage / plain.cpuMsPerPage).toFixed(2)}x)`,
+        measured: `${cpu.toFixed(2)}x (${(withFingerprint / 1000).toFixed(3)} ÷ ${(without / 1000).toFixed(3)} ms, medians of ${rounds}; a site's run 1 ÷ the plain job, store writes included: ${(median(firsts.map((run) => run.cpuMsPerPage)) / plain.cpuMsPerPage).toFixed(2)}x)`,
         met: cpu < CPU_TARGET,
       },
     ];
@@ -225,12 +247,18 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
       title: "Sites: re-crawls with conditional requests",
       tables: [
         {
-          title: `A ${fmt(size)}-page site with ETags: a plain job, then a site's first and second runs`,
+          title: `A ${fmt(size)}-page site with ETags: a plain job, then ${siteRounds > 1 ? `${siteRounds} sites' first and second runs` : "a site's first and second runs"}`,
           columns: ["wall s", "200 answers", "304 answers", "CPU ms/page", "peak RSS MB", "URLs listed"],
-          rows: [runRow("plain job", plain), runRow("site run 1", first), runRow("site run 2 (unchanged)", second)],
+          rows: [
+            runRow("plain job", plain),
+            runRow("site run 1", firsts),
+            runRow("site run 2 (unchanged)", seconds),
+            row("site run 2 ÷ its run 1, wall time", { "wall s": summarize(pairs) }),
+          ],
           notes: [
             `The site: ${site.description}; genapi pinned to core ${CORES.server}.`,
-            "wall s: the job's finished_at less its started_at. CPU ms/page: genapi's user and system time over the job, by pages crawled. Peak RSS: VmHWM sampled every 200 ms (one process for the three runs: a run's peak is the highest so far).",
+            `One genapi process: the plain job, then ${siteRounds > 1 ? `${siteRounds} rounds, each a new site's run 1 and, at once, its run 2` : "a site's run 1 and its run 2"} (medians with their range).`,
+            "wall s: the job's finished_at less its started_at. CPU ms/page: genapi's user and system time over the job, by pages crawled. Peak RSS: VmHWM sampled every 200 ms (a run's peak is the highest so far).",
           ],
         },
         {
@@ -262,11 +290,11 @@ export async function sitesBench(ctx: Context): Promise<SectionResult> {
         {
           label: "every run listed every page",
           passed:
-            [plain, first, second].every((run) => run.listed === size && run.status === "succeeded") &&
+            [plain, ...firsts, ...seconds].every((run) => run.listed === size && run.status === "succeeded") &&
             big.every(
               ({ runs }) => !runs || [runs.first, runs.second].every((run) => run.listed === bigSize && run.status === "succeeded"),
             ),
-          detail: [plain, first, second, ...big.flatMap(({ runs }) => (runs ? [runs.first, runs.second] : []))]
+          detail: [plain, ...firsts, ...seconds, ...big.flatMap(({ runs }) => (runs ? [runs.first, runs.second] : []))]
             .map((run) => `${fmt(run.listed)} (${run.status})`)
             .join(", "),
         },
