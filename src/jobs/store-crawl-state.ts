@@ -224,10 +224,11 @@ export class StoreCrawlState implements CrawlState {
     // (What is known now is decided now: a checkpoint written meanwhile may move it to the store.)
     // Most pages have none to ask (every link known, or new to the filter): then nothing is awaited
     // and nothing forgotten until the links are judged, and the first look at each link stands: one
-    // known then is known still, and one certainly new then is met again only as a repeat within
-    // these links, which the cache has once the first is judged. So the second look is one lookup or
-    // none, where known() is up to four (3 % of an unchanged re-crawl's profile, whose links are all
-    // new to the run), and no Set of the known links is made for every page.
+    // known then is known still, and one certainly new then can be known by now only as a repeat
+    // within these links, remembered (in the cache) when the first was excluded or queued; a dropped
+    // one is remembered nowhere, then as now. So the second look is one lookup or none, where known()
+    // is up to four (3 % of an unchanged re-crawl's profile, whose links are all new to the run), and
+    // no Set of the known links is made for every page.
     const { links } = page;
     if (links.length > this.marks.length) this.marks = new Uint8Array(2 * links.length);
     const marks = this.marks;
