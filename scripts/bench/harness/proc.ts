@@ -1,5 +1,6 @@
 // Processes of the benchmark: pinned to a core, their peak memory and CPU time, loopback ports.
 import { availableParallelism } from "node:os";
+import { basename } from "node:path";
 
 /** The two cores measurements use: the server under test on one, the load generator on the other. */
 export const CORES = availableParallelism() >= 2 ? { server: 1, load: 0 } : { server: 0, load: 0 };
@@ -122,6 +123,16 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A probe's NAME=EXECUTABLE arguments (a bare path is named by its file name); none is an error showing `usage`. */
+export function executables(args: string[], usage: string): { name: string; path: string }[] {
+  const subjects = args.map((arg) => {
+    const at = arg.indexOf("=");
+    return at < 0 ? { name: basename(arg), path: arg } : { name: arg.slice(0, at), path: arg.slice(at + 1) };
+  });
+  if (subjects.length === 0) throw new Error(`usage: ${usage}`);
+  return subjects;
 }
 
 /** A command line as the report shows it: temp paths and ports replaced by names. */

@@ -98,6 +98,15 @@ export function newDb(dir: string): string {
   return join(mkdtempSync(join(dir, "db-")), "genapi.db");
 }
 
+/** genapi's API with `key`: a request's `data`, or an error naming the method, path and status. */
+export function genapiApi(server: Pick<Server, "url">, key: string) {
+  return async (path: string, init: RequestInit = {}): Promise<any> => {
+    const res = await fetch(`${server.url}${path}`, { ...init, headers: { "content-type": "application/json", "x-api-key": key } });
+    if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path} answered ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { data: unknown }).data;
+  };
+}
+
 /** `genapi keys create`: prints only the key. */
 export function createKey(binary: string, db: string, dailyLimit?: number): string {
   return run([

@@ -14,11 +14,11 @@
 // first, with a bootstrap 95 % interval of that median (10,000 resamples of the rounds).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { serveSite } from "../fixtures/site-server.ts";
 import { generateSite, random } from "../fixtures/site.ts";
-import { CORES, pinned } from "../harness/proc.ts";
+import { CORES, executables, pinned } from "../harness/proc.ts";
 import { ratios, summarize } from "../harness/results.ts";
 import { prepareTools } from "../harness/tools.ts";
 
@@ -27,11 +27,7 @@ const { values, positionals } = parseArgs({
   options: { pages: { type: "string", default: "10000" }, runs: { type: "string", default: "6" }, wget2: { type: "string" } },
   allowPositionals: true,
 });
-const subjects = positionals.map((arg) => {
-  const at = arg.indexOf("=");
-  return at < 0 ? { name: basename(arg), path: arg } : { name: arg.slice(0, at), path: arg.slice(at + 1) };
-});
-if (subjects.length === 0) throw new Error("usage: ab-crawl.ts [--pages N] [--runs N] NAME=EXECUTABLE ...");
+const subjects = executables(positionals, "ab-crawl.ts [--pages N] [--runs N] NAME=EXECUTABLE ...");
 const pages = Number(values.pages);
 const workDir = mkdtempSync(join(tmpdir(), "genapi-ab-crawl-"));
 const log = (line: string) => console.error(line);

@@ -12,11 +12,12 @@
 // Each executable after the first is also given as the median of its same-round ratios to the first.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { serveTreeSite } from "../fixtures/tree-site.ts";
+import { cpuSeconds, executables } from "../harness/proc.ts";
 import { ratios, summarize } from "../harness/results.ts";
-import { createKey, newDb, type Server, startGenapi } from "../harness/servers.ts";
+import { createKey, genapiApi, newDb, startGenapi } from "../harness/servers.ts";
 import { prepareTools } from "../harness/tools.ts";
 
 const { values, positionals } = parseArgs({
@@ -24,11 +25,7 @@ const { values, positionals } = parseArgs({
   options: { pages: { type: "string", default: "100000" }, rounds: { type: "string", default: "4" } },
   allowPositionals: true,
 });
-const subjects = positionals.map((arg) => {
-  const at = arg.indexOf("=");
-  return at < 0 ? { name: basename(arg), path: arg } : { name: arg.slice(0, at), path: arg.slice(at + 1) };
-});
-if (subjects.length === 0) throw new Error("usage: ab-site-run.ts [--pages N] [--rounds N] NAME=EXECUTABLE ...");
+const subjects = executables(positionals, "ab-site-run.ts [--pages N] [--rounds N] NAME=EXECUTABLE ...");
 const pages = Number(values.pages);
 const workDir = mkdtempSync(join(tmpdir(), "genapi-ab-site-run-"));
 const log = (line: string) => console.error(line);
@@ -39,29 +36,14 @@ const serveArgs = ["--allow-private-targets", "--job-max-pages", String(pages + 
 const cpu: Record<string, number[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
 const wall: Record<string, number[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
 
-/** The API of `server` with `key`: the answer's data, or an error naming the status. */
-function apiOf(server: Server, key: string) {
-  return async (path: string, init: RequestInit = {}): Promise<any> => {
-    const res = await fetch(`${server.url}${path}`, { ...init, headers: { "content-type": "application/json", "x-api-key": key } });
-    if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path} answered ${res.status}: ${await res.text()}`);
-    return ((await res.json()) as { data: unknown }).data;
-  };
-}
-
 /** Waits for job `id` to end; throws unless it succeeded. */
-async function finished(api: ReturnType<typeof apiOf>, id: string): Promise<any> {
+async function finished(api: ReturnType<typeof genapiApi>, id: string): Promise<any> {
   for (;;) {
     const job = await api(`/api/jobs/${id}`);
     if (job.status === "succeeded") return job;
     if (job.status === "failed" || job.status === "cancelled") throw new Error(`run ${id} ${job.status}`);
     await Bun.sleep(100);
   }
-}
-
-/** The process's user + system CPU time, ms. */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = (await Bun.file(`/proc/${pid}/stat`).text()).split(") ")[1]!.split(" ");
-  return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
 }
 
 try {
@@ -71,7 +53,7 @@ try {
   {
     const one = await startGenapi(first.path, workDir, serveArgs, db);
     try {
-      const api = apiOf(one, key);
+      const api = genapiApi(one, key);
       const created = await api("/api/sites", { method: "POST", body: JSON.stringify({ url: `${site.url}/`, every_hours: null }) });
       siteId = created.id;
       const job = await finished(api, created.last_run.id);
@@ -85,13 +67,13 @@ try {
       const subject = subjects[(round + k) % subjects.length]!;
       const genapi = await startGenapi(subject.path, workDir, serveArgs, db);
       try {
-        const api = apiOf(genapi, key);
+        const api = genapiApi(genapi, key);
         const run2 = async () => (await api(`/api/sites/${siteId}/runs`, { method: "POST" })).id as string;
         await finished(api, await run2());
         await site.reset();
-        const before = await cpuMs(genapi.pid);
+        const before = await cpuSeconds(genapi.pid);
         const job = await finished(api, await run2());
-        const ms = (await cpuMs(genapi.pid)) - before;
+        const ms = ((await cpuSeconds(genapi.pid)) - before) * 1000;
         const answers = await site.answers();
         const seconds = (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000;
         cpu[subject.name]!.push(ms / job.progress.pages_crawled);

@@ -21,9 +21,9 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { createDatabase } from "../../../test/support/postgres.ts";
 import type { Context } from "../harness/context.ts";
-import { CORES, pinned, run, sampleUsage } from "../harness/proc.ts";
+import { CORES, cpuSeconds, pinned, run, sampleUsage } from "../harness/proc.ts";
 import { missing, type Row, ratios, row, summarize, type SectionResult, type Target } from "../harness/results.ts";
-import { BUN, createKey, newDb, type Server, startGenapi } from "../harness/servers.ts";
+import { BUN, createKey, genapiApi, newDb, type Server, startGenapi } from "../harness/servers.ts";
 import type { CrawlFigures } from "../probes/fingerprint-cost.ts";
 import { serveTreeSite, type TreeSite } from "../fixtures/tree-site.ts";
 
@@ -68,12 +68,7 @@ async function startSiteGenapi(ctx: Context, size: number, db: string, key?: str
     db,
   );
   const apiKey = key ?? createKey(ctx.binaries.genapi, genapi.db, 100);
-  const api = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${genapi.url}${path}`, { ...init, headers: { "content-type": "application/json", "x-api-key": apiKey } });
-    if (res.status >= 300) throw new Error(`${init.method ?? "GET"} ${path} answered ${res.status}: ${await res.text()}`);
-    return ((await res.json()) as { data: any }).data;
-  };
-  return { genapi, key: apiKey, api };
+  return { genapi, key: apiKey, api: genapiApi(genapi, apiKey) };
 }
 
 /** The share of a run's page answers that were 304. */
@@ -83,10 +78,7 @@ function shareOf(run: Run): number {
 
 /** Waits for job `id` and measures it: wall time from the job's own times, the site's answers, CPU, peak RSS. */
 async function measure(genapi: Server, api: (path: string) => Promise<any>, site: TreeSite, id: string): Promise<Run> {
-  const cpuMs = async () => {
-    const stat = (await Bun.file(`/proc/${genapi.pid}/stat`).text()).split(") ")[1]!.split(" ");
-    return ((Number(stat[11]) + Number(stat[12])) * 1000) / 100;
-  };
+  const cpuMs = async () => (await cpuSeconds(genapi.pid)) * 1000;
   await site.reset();
   const cpuBefore = await cpuMs();
   const usage = sampleUsage(genapi.pid, 200);
