@@ -1,7 +1,8 @@
 // A CrawlState whose frontier, seen set and listed entries live in the store, so a job survives
 // its process and memory stays flat however large the site is. Records are applied in memory at
-// once and written in batches (one transaction per FLUSH_PAGES pages or FLUSH_MS), each under the
-// job's lease; a bounded cache of recent URLs answers most seen checks without the store.
+// once and written in batches (one transaction per flushPages pages or flushMs), each under the
+// job's lease and while the crawl goes on (checkpointBehind); a bounded cache of recent URLs answers
+// most seen checks without the store.
 import {
   type CrawlState,
   type ExclusionReport,
@@ -87,6 +88,8 @@ export class StoreCrawlState implements CrawlState {
   private pendingPages = 0;
   private lastFlush = 0;
   private flushing: Promise<void> = Promise.resolve();
+  /** The checkpoint a record started and the crawl did not wait for, until it is written (checkpointBehind). */
+  private checkpointing: Promise<void> | null = null;
   private dead = false;
   /** URLs claimed by items not yet recorded: seen in this process only. */
   private readonly claims = new Set<string>();
@@ -284,8 +287,41 @@ export class StoreCrawlState implements CrawlState {
     if (this.links) await this.links.apply(page.linkFacts ?? NO_LINK_FACTS, page.links, page.excluded, page.entry?.loc, this.neverSeen);
     this.pendingPages++;
     this.lease.progress(this.progress());
-    if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.flush();
+    if (this.pendingPages >= this.options.flushPages || this.now() - this.lastFlush >= this.options.flushMs) await this.checkpointBehind();
     return { dropped, queued: this.waiting };
+  }
+
+  /**
+   * Starts a checkpoint of what is pending and goes on without waiting for it to be written. Every
+   * claim, take and record queues behind the record that checkpoints, and on PostgreSQL a checkpoint
+   * (with a site's page rows) took 47 ms in a site's run 1 and 87 ms in its unchanged run 2 (100,000
+   * pages, 225 checkpoints a run), for which the whole crawl stood still: 9 s of run 1's 39, 16 s of
+   * run 2's 36. One checkpoint is written at a time: a record that finds the last one still being
+   * written waits for it, so the store is at most one batch behind what the crawl knows. A
+   * checkpoint that fails is met by that record, or by the crawl's last flush.
+   */
+  private async checkpointBehind(): Promise<void> {
+    if (this.checkpointing !== null) await this.checkpointing;
+    // Not due again before the checkpoint has taken its batch.
+    this.pendingPages = 0;
+    this.lastFlush = this.now();
+    const written = this.flush();
+    this.checkpointing = written;
+    written.then(
+      () => {
+        if (this.checkpointing === written) this.checkpointing = null;
+      },
+      () => {},
+    );
+  }
+
+  /**
+   * Resolves once no checkpoint is being written; what is pending stays pending. A crawl's run may
+   * end with one in flight (checkpointBehind): a process that ends meanwhile has it written or not,
+   * never after another process resumed the job, and the tests' stand-in for a crash waits for it.
+   */
+  async settled(): Promise<void> {
+    await this.flushing.catch(() => {});
   }
 
   /** Writes what is pending as one checkpoint (after any checkpoint already being written). */

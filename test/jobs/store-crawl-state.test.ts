@@ -70,8 +70,11 @@ function opener(store: () => Promise<JobStore>, flushPages: number) {
     );
     // Claim until this job is ours (earlier tests' jobs stay queued in the shared PostgreSQL store).
     while ((await jobs.claim(id, Date.now(), 600_000, "x"))?.id !== id);
+    // A reopened state stands for another process after a crash: the last one's checkpoint in flight
+    // is written (or failed) before it, as a dead process's write can land only before it died.
+    let current: StoreCrawlState | null = null;
     const make = () =>
-      new StoreCrawlState(
+      (current = new StoreCrawlState(
         jobs,
         id,
         {
@@ -83,12 +86,19 @@ function opener(store: () => Promise<JobStore>, flushPages: number) {
           progress: () => {},
         },
         { flushPages, flushMs: 60_000, cacheSize: 50, windowSize: 16, expectedUrls: 1000, linkReport: options.linkReport },
-      );
+      ));
     const links = async (state: CrawlState) => {
       await (state as StoreCrawlState).flush();
       return storeLinkSource(jobs, id);
     };
-    return { state: make(), reopen: async () => make(), links };
+    return {
+      state: make(),
+      reopen: async () => {
+        await current?.settled();
+        return make();
+      },
+      links,
+    };
   };
 }
 
