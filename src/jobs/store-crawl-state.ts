@@ -337,7 +337,9 @@ export class StoreCrawlState implements CrawlState {
       this.facts.excluded = this.report_.excluded;
       this.facts.excludedExamples = this.report_.excluded_examples;
       const { urls: _, ...rows } = batch;
-      const checkpoint = { ...rows, ...(links ? { links } : {}), progress: this.progress(), crawl: { ...this.facts } };
+      // The report as it stands with this batch: records go on while the checkpoint is written (checkpointBehind).
+      const crawl = { ...this.facts, excluded: { ...this.facts.excluded }, excludedExamples: copyExamples(this.facts.excludedExamples) };
+      const checkpoint = { ...rows, ...(links ? { links } : {}), progress: this.progress(), crawl };
       // A checkpoint that fails is written again (the crawl waits for it) for as long as the lease
       // says; one given up must not leave a hole that later ones write around: this process
       // stops, and the job continues from the last one written, here or elsewhere.
@@ -405,6 +407,12 @@ export class StoreCrawlState implements CrawlState {
   private forget(): void {
     forgetOldest(this.cache, this.options.cacheSize);
   }
+}
+
+function copyExamples(examples: ExclusionReport["excluded_examples"]): ExclusionReport["excluded_examples"] {
+  const copy = {} as ExclusionReport["excluded_examples"];
+  for (const reason of Object.keys(examples) as (keyof typeof examples)[]) copy[reason] = [...examples[reason]];
+  return copy;
 }
 
 interface Batch {

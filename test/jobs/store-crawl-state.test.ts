@@ -193,3 +193,67 @@ test("a checkpoint that fails and is given up stops the crawl; continued from th
   expect(listed.length).toBe(size);
   expect(new Set(listed).size).toBe(size);
 });
+
+test("a checkpoint is written while records go on: they wait only for one in flight when theirs is due, and it carries its own batch's report", async () => {
+  const jobs = await sqliteStore();
+  const id = newJobId();
+  await jobs.create(
+    { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" },
+    10,
+  );
+  await jobs.claim("A", Date.now(), 600_000, "x");
+  // The first checkpoint is held open until release(); what it was given is read once it goes on.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const written: { robots: number; examples: string[]; pages: number }[] = [];
+  let checkpoints = 0;
+  const state = new StoreCrawlState(
+    jobs,
+    id,
+    {
+      checkpoint: async (batch) => {
+        if (++checkpoints === 1) await held;
+        const { crawl } = batch;
+        written.push({
+          robots: crawl.excluded.robots ?? 0,
+          examples: [...(crawl.excludedExamples.robots ?? [])],
+          pages: crawl.pagesCrawled,
+        });
+        return jobs.checkpoint(id, "A", Date.now(), 600_000, batch);
+      },
+      lost: () => {
+        throw new Error("lease lost");
+      },
+      elapsedMs: () => 0,
+      progress: () => {},
+    },
+    { flushPages: 2, flushMs: 60_000, cacheSize: 100, windowSize: 10, expectedUrls: 100 },
+  );
+  await state.resume();
+  const page = (n: number) => ({
+    start: n === 0 ? "http://site.test/" : undefined,
+    done: null,
+    seen: [],
+    links: [{ url: `http://site.test/private/${n}`, depth: 1, excluded: "robots" as const }],
+    maxFrontier: 100,
+    excluded: [],
+    pages: 1,
+    truncated: false,
+  });
+  const within = (promise: Promise<unknown>) => Promise.race([promise.then(() => "recorded"), Bun.sleep(500).then(() => "waiting")]);
+  await state.record(page(0));
+  // Pages 0 and 1 make a checkpoint, held open: the record that started it and the next go on.
+  expect(await within(state.record(page(1)))).toBe("recorded");
+  expect(await within(state.record(page(2)))).toBe("recorded");
+  // Page 3's checkpoint is due while the first is still being written: it waits for it.
+  const fourth = state.record(page(3));
+  expect(await within(fourth)).toBe("waiting");
+  release();
+  await fourth;
+  await state.flush();
+  // The held checkpoint carries its own two pages' exclusions, not those recorded while it was written.
+  expect(written[0]).toEqual({ robots: 2, examples: ["http://site.test/private/0", "http://site.test/private/1"], pages: 2 });
+  expect(written.at(-1)).toMatchObject({ robots: 4, pages: 4 });
+  expect(await jobs.countEntries(id)).toBe(0);
+  expect((await state.report()).excluded.robots).toBe(4);
+});
