@@ -65,17 +65,20 @@ export function createJobCrawl(deps: JobCrawlDeps) {
       typeof network === "function"
         ? deps.crawl
         : { ...deps.crawl, fetch: { config: network.config, open: (settings) => (connection = network.open(settings)) } };
+    const politenessOf = new WeakMap<object, PolitenessCounts>();
     const state = new StoreCrawlState(
       deps.store,
       job.id,
       {
-        checkpoint: async ({ pages, ...batch }) => {
+        checkpoint: async (checkpoint) => {
+          // The politeness counts as they are when the batch is taken (the state calls this at once;
+          // a retry is given the same checkpoint): records go on while it is written.
+          const politeness = politenessOf.get(checkpoint) ?? withCarried(connection?.politeness(), carried);
+          politenessOf.set(checkpoint, politeness);
+          const { pages, ...batch } = checkpoint;
           // The pages first: a checkpoint that then fails leaves rows the next attempt writes again.
           if (pages.length > 0 && site) await site.putPages(pages);
-          return deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, {
-            ...batch,
-            crawl: { ...batch.crawl, politeness: withCarried(connection?.politeness(), carried) },
-          });
+          return deps.store.checkpoint(job.id, deps.owner, now(), deps.leaseMs, { ...batch, crawl: { ...batch.crawl, politeness } });
         },
         lost: control.lost,
         retry: control.retry,
