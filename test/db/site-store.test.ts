@@ -6,11 +6,13 @@ import { SQL } from "bun";
 import { afterAll, describe, expect, test } from "bun:test";
 import { defaultCrawlOptions, type PageMemory, unpackPage } from "../../src/crawler/index.ts";
 import { migratePostgres } from "../../src/db/postgres/database.ts";
+import { createPostgresJobRetention } from "../../src/db/postgres/job-retention.ts";
 import { createPostgresSiteStore } from "../../src/db/postgres/sites.ts";
 import { migrate } from "../../src/db/sqlite/database.ts";
+import { createSqliteJobRetention } from "../../src/db/sqlite/job-retention.ts";
 import { sqliteMigrations } from "../../src/db/sqlite/migrations.ts";
 import { createSqliteSiteStore } from "../../src/db/sqlite/sites.ts";
-import { newJobId, type NewJob } from "../../src/jobs/job-store.ts";
+import { type JobRetention, newJobId, type NewJob } from "../../src/jobs/job-store.ts";
 import type { NewSite, SiteStore } from "../../src/sites/site-store.ts";
 import { createDatabase, stopCluster } from "../support/postgres.ts";
 import { needs } from "../support/requires.ts";
@@ -24,6 +26,8 @@ afterAll(async () => {
 /** A store and a way to run SQL on its database (to finish a run as the runner would). */
 interface Backend {
   store: SiteStore;
+  /** The job store's retention over the same database (it sweeps the page rows a site no longer needs). */
+  retention: JobRetention;
   exec: (text: string, ...params: (string | number | null | Uint8Array)[]) => Promise<void>;
 }
 
@@ -38,6 +42,7 @@ const backends: [string, boolean, () => Promise<Backend>][] = [
       const direct = async <T>(fn: (d: Database) => T) => fn(db);
       return {
         store: createSqliteSiteStore({ read: direct, write: direct }),
+        retention: createSqliteJobRetention({ read: direct, write: direct }),
         exec: async (text, ...params) => void db.query(text.replace(/\$\d+/g, "?")).run(...params),
       };
     },
@@ -51,6 +56,7 @@ const backends: [string, boolean, () => Promise<Backend>][] = [
       closers.push(() => sql.close());
       return {
         store: createPostgresSiteStore({ query: (fn) => fn(sql) }),
+        retention: createPostgresJobRetention({ query: (fn) => fn(sql) }),
         exec: async (text, ...params) => void (await sql.unsafe(text, params)),
       };
     },
@@ -193,6 +199,32 @@ for (const [name, skip, open] of backends) {
       await store.remove(site.id);
       expect(await store.get(site.id)).toBeNull();
       expect(await store.runs(site.id, 10, null)).toEqual([]);
+    });
+
+    test("the page rows of a run that is no longer its site's history are swept in batches, to the last; the history's stay", async () => {
+      const { store, retention, exec } = await open();
+      const site = newSite(8, { everyHours: null, nextRunAt: null });
+      await store.create(site);
+      // 23 rows: batches of 5 leave a remainder; the URLs' order is not the order they were written in.
+      const urls = Array.from({ length: 23 }, (_, i) => `http://site.test/p${(i * 7) % 23}`);
+      const first = run(site);
+      expect(await store.startRun(site.id, { job: first, maxQueued: 100 })).toBe("started");
+      await store.putPages(
+        first.id,
+        urls.map((url) => page(url, "f1")),
+      );
+      await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, first.id);
+      await store.recordSuccess(site.id, first.id);
+      const second = run(site);
+      expect(await store.startRun(site.id, { job: second, maxQueued: 100 })).toBe("started");
+      await store.carryPages(second.id, first.id, urls.slice(0, 20));
+      await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, second.id);
+      await store.recordSuccess(site.id, second.id);
+      let batches = 0;
+      while ((await retention.sweep(5)) > 0) batches++;
+      expect(batches).toBeGreaterThanOrEqual(5);
+      expect(await store.previousPages(first.id, urls)).toEqual([]);
+      expect((await store.previousPages(second.id, urls)).map((row) => row.url).sort()).toEqual(urls.slice(0, 20).sort());
     });
   });
 }
