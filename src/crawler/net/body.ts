@@ -42,7 +42,7 @@ export async function readCapped(res: Answer, maxBytes: number, signal: AbortSig
   if (res.body === null) return { bytes: new Uint8Array(0), overflow: false };
   const reader = res.body.getReader();
   const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
-  signal.addEventListener("abort", onAbort, { once: true });
+  signal.addEventListener("abort", onAbort);
   // Pieces are copied into one buffer as they come: a server that trickles its body a byte per
   // read would otherwise cost an array per byte (a 2 MiB page held ~250 MB as 2 million pieces).
   let buffer = new Uint8Array(Math.min(maxBytes, declared > 0 ? declared : INITIAL_BUFFER));

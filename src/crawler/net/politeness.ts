@@ -331,7 +331,7 @@ class HostGate {
       // A request that starts at once (a free slot, no interval to wait) never listens to its signal.
       if (!waiter.started) {
         waiter.listening = true;
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
+        signal.addEventListener("abort", waiter.onAbort);
       }
     });
   }

@@ -50,7 +50,7 @@ export class Pool implements ConnectionPool {
           if (connection !== null) connection.abort(pending, reason);
           pending.fail(reason);
         };
-        signal.addEventListener("abort", pending.onAbort, { once: true });
+        signal.addEventListener("abort", pending.onAbort);
       }
       this.dispatch(pending, true);
     });
