@@ -1042,7 +1042,9 @@ class Crawl {
     let release: ((bytes: number) => void) | undefined;
     let size = 0;
     try {
-      const previous = this.history === null ? null : await this.history.previous(url);
+      // Most pages' rows are at hand (read ahead): no await for them.
+      const found = this.history === null ? null : this.history.previous(url);
+      const previous = found instanceof Promise ? await found : found;
       return await this.request(
         url,
         async (res, signal): Promise<HopStep<Answer | RawPage>> => {

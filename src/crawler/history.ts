@@ -54,13 +54,16 @@ export function unpackPage(page: StoredPage): PageMemory {
   };
 }
 
-/** The previous run's memory of pages, asked for page by page as the crawl reaches them. */
+/**
+ * The previous run's memory of pages, asked for page by page as the crawl reaches them: at once
+ * when it is at hand (read ahead), else once it is read.
+ */
 export interface PageHistory {
-  previous(url: string): Promise<PageMemory | null>;
+  previous(url: string): PageMemory | null | Promise<PageMemory | null>;
 }
 
 /** A site's first run: no page was read before. */
-export const NO_HISTORY: PageHistory = { previous: async () => null };
+export const NO_HISTORY: PageHistory = { previous: () => null };
 
 /** The validators of a conditional request for a page the previous run fetched (sent as If-None-Match, If-Modified-Since). */
 export function validatorsOf(previous: PageMemory | null): Validators | undefined {

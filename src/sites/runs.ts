@@ -205,12 +205,11 @@ export function siteRun(sites: SiteStore, jobId: string, lastSuccess: string | n
       from === null
         ? NO_HISTORY
         : {
-            previous: async (url) => {
-              if (!ahead.has(url)) {
-                wanted.add(url);
-                await readAhead();
-              }
-              return take(url);
+            // A row read ahead is handed over as it is; only a miss waits for a read.
+            previous: (url) => {
+              if (ahead.has(url)) return take(url);
+              wanted.add(url);
+              return readAhead().then(() => take(url));
             },
           },
     putPages: async (pages) => {
