@@ -102,10 +102,20 @@ export function siteLastmod(
   return ownDate ?? w3cSeconds(fetchedAt);
 }
 
-/** A time as a W3C datetime to the second, UTC ("2026-11-27T10:15:00Z"). */
+/**
+ * A time as a W3C datetime to the second, UTC ("2026-11-27T10:15:00Z"). The last second's text is
+ * kept: a run dates hundreds of pages in the same second, and a Date and its ISO string were 0.4 µs.
+ */
 export function w3cSeconds(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastSecondText = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+  }
+  return lastSecondText;
 }
+let lastSecond = Number.NaN;
+let lastSecondText = "";
 
 /** Packed links at least this long are deflated; shorter ones are kept as they are. */
 const DEFLATE_FROM_BYTES = 1_024;

@@ -1,7 +1,7 @@
 // A page's links as the store keeps them (src/crawler/history.ts packLinks): relative to the origin, deflated
 // only from a kilobyte on, and read back as they were given.
 import { expect, test } from "bun:test";
-import { packLinks, unpackLinks } from "../../src/crawler/index.ts";
+import { packLinks, unpackLinks, w3cSeconds } from "../../src/crawler/index.ts";
 
 const origin = "https://site.test";
 
@@ -19,4 +19,16 @@ test("a few links are kept as text, many deflated; both read back as given", () 
   expect(unpackLinks(origin, packedMany)).toEqual(many);
 
   expect(unpackLinks(origin, packLinks(origin, []))).toEqual([]);
+});
+
+test("a time is dated to its second, UTC, whichever second was dated before it", () => {
+  const at = Date.parse("2026-11-27T10:15:00.000Z");
+  expect(w3cSeconds(at)).toBe("2026-11-27T10:15:00Z");
+  expect(w3cSeconds(at + 999)).toBe("2026-11-27T10:15:00Z");
+  expect(w3cSeconds(at + 1_000)).toBe("2026-11-27T10:15:01Z");
+  expect(w3cSeconds(at - 1)).toBe("2026-11-27T10:14:59Z");
+  expect(w3cSeconds(at + 86_400_000 + 500)).toBe("2026-11-28T10:15:00Z");
+  expect(w3cSeconds(at + 999)).toBe("2026-11-27T10:15:00Z");
+  expect(w3cSeconds(0)).toBe("1970-01-01T00:00:00Z");
+  expect(w3cSeconds(-1)).toBe("1969-12-31T23:59:59Z");
 });
