@@ -1044,7 +1044,7 @@ class Crawl {
     try {
       // Most pages' rows are at hand (read ahead): no await for them.
       const found = this.history === null ? null : this.history.previous(url);
-      const previous = found instanceof Promise ? await found : found;
+      const previous = found !== null && "then" in found ? await found : found;
       return await this.request(
         url,
         async (res, signal): Promise<HopStep<Answer | RawPage>> => {

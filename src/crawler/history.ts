@@ -107,12 +107,13 @@ export function siteLastmod(
  * kept: a run dates hundreds of pages in the same second, and a Date and its ISO string were 0.4 µs.
  */
 export function w3cSeconds(ms: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastSecondText = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
-  }
-  return lastSecondText;
+  // The Date's own second (it truncates a fraction toward zero); a time out of its range throws as it did.
+  const second = Math.floor(Math.trunc(ms) / 1000);
+  if (second === lastSecond && Math.abs(ms) <= 8.64e15) return lastSecondText;
+  const text = `${new Date(ms).toISOString().slice(0, 19)}Z`;
+  lastSecond = second;
+  lastSecondText = text;
+  return text;
 }
 let lastSecond = Number.NaN;
 let lastSecondText = "";

@@ -31,4 +31,16 @@ test("a time is dated to its second, UTC, whichever second was dated before it",
   expect(w3cSeconds(at + 999)).toBe("2026-11-27T10:15:00Z");
   expect(w3cSeconds(0)).toBe("1970-01-01T00:00:00Z");
   expect(w3cSeconds(-1)).toBe("1969-12-31T23:59:59Z");
+  // Whatever came before: what a Date of the time says to the second, or its RangeError.
+  const asDate = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
+  for (const ms of [-0.5, -999.5, -1000, 999.9, 8.64e15, -8.64e15, 8.64e15 - 1, at + 0.25, at + 999.75]) {
+    expect(w3cSeconds(ms)).toBe(asDate(ms));
+    expect(w3cSeconds(ms)).toBe(asDate(ms));
+  }
+  expect(w3cSeconds(-0.5)).toBe("1970-01-01T00:00:00Z");
+  for (const ms of [8.64e15 + 500, 8.64e15 + 1_000, Number.POSITIVE_INFINITY, Number.NaN]) {
+    w3cSeconds(8.64e15);
+    expect(() => w3cSeconds(ms)).toThrow(RangeError);
+  }
+  expect(w3cSeconds(at)).toBe("2026-11-27T10:15:00Z");
 });
