@@ -257,3 +257,76 @@ test("a checkpoint is written while records go on: they wait only for one in fli
   expect(await jobs.countEntries(id)).toBe(0);
   expect((await state.report()).excluded.robots).toBe(4);
 });
+
+test("a checkpoint held open while another process takes the job over and goes on is refused when it lands: its pages are not written, the crawl is stopped", async () => {
+  const jobs = await sqliteStore();
+  const id = newJobId();
+  await jobs.create(
+    { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" },
+    10,
+  );
+  expect((await jobs.claim("A", Date.now(), 600_000, "x"))?.id).toBe(id);
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let lostA = 0;
+  const options = { flushPages: 2, flushMs: 60_000, cacheSize: 100, windowSize: 10, expectedUrls: 100 };
+  const stateA = new StoreCrawlState(
+    jobs,
+    id,
+    {
+      checkpoint: async (batch) => {
+        await held;
+        return jobs.checkpoint(id, "A", Date.now(), 600_000, batch);
+      },
+      lost: () => lostA++,
+      elapsedMs: () => 0,
+      progress: () => {},
+    },
+    options,
+  );
+  const page = (n: number, start?: string) => ({
+    start,
+    done: null,
+    seen: [],
+    links: [{ url: `http://site.test/p${n + 1}`, depth: 1 }],
+    entry: { loc: n === 0 ? "http://site.test/" : `http://site.test/p${n}` },
+    maxFrontier: 100,
+    excluded: [],
+    pages: 1,
+    truncated: false,
+  });
+  await stateA.resume();
+  await stateA.record(page(0, "http://site.test/"));
+  await stateA.record(page(1));
+  // A's first checkpoint (pages 0 and 1) is held open; A's lease runs out and B takes the job over.
+  const later = Date.now() + 700_000;
+  expect((await jobs.claim("B", later, 600_000, "x"))?.id).toBe(id);
+  const stateB = new StoreCrawlState(
+    jobs,
+    id,
+    {
+      checkpoint: (batch) => jobs.checkpoint(id, "B", later, 600_000, batch),
+      lost: () => {
+        throw new Error("B's lease lost");
+      },
+      elapsedMs: () => 0,
+      progress: () => {},
+    },
+    options,
+  );
+  // B finds nothing written: it starts the crawl again from the start page, and records it.
+  expect(await stateB.resume()).toBeNull();
+  await stateB.record(page(0, "http://site.test/"));
+  await stateB.flush();
+  // A's checkpoint lands now: refused, as the lease is B's. A stops and writes nothing more.
+  release();
+  await stateA.flush();
+  expect(lostA).toBe(1);
+  await stateA.record(page(2));
+  await stateA.flush();
+  expect(lostA).toBe(1);
+  const listed: string[] = [];
+  for await (const entry of stateB.entries()) listed.push(entry.loc);
+  expect(listed).toEqual(["http://site.test/"]);
+  expect(await jobs.countEntries(id)).toBe(1);
+});
