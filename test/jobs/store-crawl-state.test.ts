@@ -194,14 +194,20 @@ test("a checkpoint that fails and is given up stops the crawl; continued from th
   expect(new Set(listed).size).toBe(size);
 });
 
-test("a checkpoint is written while records go on: they wait only for one in flight when theirs is due, and it carries its own batch's report", async () => {
+/** A new job in a new SQLite store, claimed by owner "A" (`claimed`: the id the claim returned). */
+async function jobClaimedByA() {
   const jobs = await sqliteStore();
   const id = newJobId();
   await jobs.create(
     { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" },
     10,
   );
-  await jobs.claim("A", Date.now(), 600_000, "x");
+  const claimed = (await jobs.claim("A", Date.now(), 600_000, "x"))?.id;
+  return { jobs, id, claimed };
+}
+
+test("a checkpoint is written while records go on: they wait only for one in flight when theirs is due, and it carries its own batch's report", async () => {
+  const { jobs, id } = await jobClaimedByA();
   // The first checkpoint is held open until release(); what it was given is read once it goes on.
   let release = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
@@ -259,13 +265,8 @@ test("a checkpoint is written while records go on: they wait only for one in fli
 });
 
 test("a checkpoint held open while another process takes the job over and goes on is refused when it lands: its pages are not written, the crawl is stopped", async () => {
-  const jobs = await sqliteStore();
-  const id = newJobId();
-  await jobs.create(
-    { id, keyId: 1, url: "http://site.test/", options: defaultCrawlOptions(100), callbackUrl: null, callbackSecret: null, createdAt: "x" },
-    10,
-  );
-  expect((await jobs.claim("A", Date.now(), 600_000, "x"))?.id).toBe(id);
+  const { jobs, id, claimed } = await jobClaimedByA();
+  expect(claimed).toBe(id);
   let release = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   let lostA = 0;
