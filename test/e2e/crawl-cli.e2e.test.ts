@@ -438,3 +438,46 @@ describe("genapi crawl: terminal and signals", () => {
     }
   }, 60_000);
 });
+
+describe("genapi crawl: the process", () => {
+  /** A process's NUL-separated /proc file as its entries. */
+  const entries = (path: string) => readFileSync(path, "utf8").split("\0").filter(Boolean);
+
+  test("starts itself again in place without JavaScriptCore's FTL tier: the same process id and arguments, BUN_JSC_useFTLJIT=0; a value the user set is kept", async () => {
+    const binary = await ensureBinary();
+    for (const [given, expected] of [
+      [undefined, "BUN_JSC_useFTLJIT=0"],
+      ["1", "BUN_JSC_useFTLJIT=1"],
+    ] as const) {
+      let pid = 0;
+      // Read while the crawl waits for this answer: the process as it crawls.
+      let seen: { environ: string[]; cmdline: string[] } | undefined;
+      const site = await serveSite({
+        "/": () => {
+          seen = { environ: entries(`/proc/${pid}/environ`), cmdline: entries(`/proc/${pid}/cmdline`) };
+          return new Response(html("only page"), { headers: { "content-type": "text/html" } });
+        },
+      });
+      try {
+        const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", GENAPI_TEST_MARK: "kept" };
+        if (given !== undefined) env.BUN_JSC_useFTLJIT = given;
+        const proc = Bun.spawn([binary, "crawl", `${site.url}/`, "--quiet"], {
+          env,
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "pipe",
+          cwd: tempDir(),
+        });
+        pid = proc.pid;
+        const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+        expect(code).toBe(0);
+        expect(locs(stdout)).toEqual([`${site.url}/`]);
+        expect(seen?.cmdline).toEqual([binary, "crawl", `${site.url}/`, "--quiet"]);
+        expect(seen?.environ.filter((entry) => entry.startsWith("BUN_JSC_"))).toEqual([expected]);
+        expect(seen?.environ).toContain("GENAPI_TEST_MARK=kept");
+      } finally {
+        await site.stop();
+      }
+    }
+  });
+});
