@@ -228,6 +228,18 @@ describe("decodeHtml", () => {
     expect(decodeHtml(new Uint8Array([0xef, 0xbb, 0xbf, 0xc3, 0xa9]), "windows-1252")).toBe("é");
   });
 
+  test("the same label decodes alike every time, in any spelling TextDecoder reads, past the labels kept", () => {
+    const bytes = new Uint8Array([0x3c, 0x70, 0x3e, 0xe9]); // <p>é in windows-1252
+    for (let round = 0; round < 3; round++) {
+      expect(decodeHtml(bytes, "windows-1252")).toBe("<p>é");
+      expect(decodeHtml(bytes, " Windows-1252 ")).toBe("<p>é");
+      expect(decodeHtml(new TextEncoder().encode("<p>é"), "utf-8")).toBe("<p>é");
+    }
+    // More spellings than are kept: each still decodes as its label says.
+    for (let i = 0; i < 100; i++) expect(decodeHtml(bytes, `${" ".repeat(i)}latin1`)).toBe("<p>é");
+    expect(decodeHtml(new TextEncoder().encode("<p>é"), "\u00a0windows-1252")).toBe("<p>é");
+  });
+
   test("an unknown charset or binary junk never throws", () => {
     expect(decodeHtml(new TextEncoder().encode("<p>é"), "no-such-charset")).toBe("<p>é");
     const junk = Uint8Array.from({ length: 50_000 }, (_, i) => (i * 7919 + (i >> 3)) & 255);
