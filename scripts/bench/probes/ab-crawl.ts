@@ -58,7 +58,18 @@ async function crawl(name: string): Promise<{ ms: number; rssMb: number; pages: 
           "--quiet",
           `${site.timing.url}/`,
         ]
-      : [subject.path, "crawl", `${site.timing.url}/`, "--quiet", "--json", "--max-pages", String(pages * 2)];
+      : // --output: past 50,000 URLs the sitemap is an index with its parts beside it, never on stdout.
+        [
+          subject.path,
+          "crawl",
+          `${site.timing.url}/`,
+          "--output",
+          join(workDir, "sitemap.xml"),
+          "--quiet",
+          "--json",
+          "--max-pages",
+          String(pages * 2),
+        ];
   const proc = Bun.spawn(pinned(CORES.server, argv), { cwd: workDir, stdout: "ignore", stderr: "pipe" });
   const stderr = await new Response(proc.stderr).text();
   await proc.exited;
