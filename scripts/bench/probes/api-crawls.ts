@@ -40,7 +40,7 @@ const url = `${site.timing.url}/`;
 const figures: Record<string, Record<string, number[]>> = Object.fromEntries(subjects.map((s) => [s.name, {}]));
 const add = (name: string, label: string, value: number) => {
   const rows = figures[name]!;
-  (rows[label] ??= []).push(value);
+  rows[label] = [...(rows[label] ?? []), value];
 };
 
 try {
