@@ -1,25 +1,26 @@
 // `genapi crawl` runs without JavaScriptCore's top compiler tier (FTL): the executable starts
-// itself again, in place (execve: the same process, arguments and descriptors; no second process
-// to forward signals to), with `BUN_JSC_useFTLJIT=0` in its environment, which JavaScriptCore
-// reads only when it starts.
+// itself again, in place (execve of /proc/self/exe: the same process, file, arguments and
+// descriptors; no second process to forward signals to), with `BUN_JSC_useFTLJIT=0` in its
+// environment, which JavaScriptCore reads only when it starts.
 //
 // Why, measured (scripts/bench/probes/ab-crawl.ts: the bench's site on nginx, this executable with
 // and without the variable in alternating rounds, CPU a page, same-round ratio medians): 0.79x at
-// 1,000 pages, 0.75-0.82x at 10,000 (every round of four A/Bs below 1), 0.95-0.96x at 50,000,
-// 1.01-1.05x at 100,000 (notes/bench-profile.md, sections 18 and 19). A crawl's code calls into
-// the runtime (sockets, decoding, the crawl state) more than it loops on its own, so the FTL's code
-// is only a little faster than the DFG's, and compiling it takes about 1 s of a compiler thread
-// (100 functions; the HTTP head parser 200 ms, the tag scanner 190): a fixed cost that pays back
-// past about 80,000 pages. Most sites are far smaller; for a crawl of well over 100,000 pages, set
-// BUN_JSC_useFTLJIT=1 (README). `bun:jsc`'s `noFTL(fn)` cannot do this per function: an async
-// function's body is compiled apart from the function it hands out.
+// 1,000 pages, 0.75-0.82x at 10,000 (every round of four A/Bs below 1), 0.95-1.06x at 50,000 and
+// 1.01-1.05x at 100,000, their intervals spanning 1 but one (notes/bench-profile.md, sections 18
+// and 19). A crawl's code calls into the runtime (sockets, decoding, the crawl state) more than it
+// loops on its own, so the FTL's code is only a little faster than the DFG's, and compiling it
+// takes about 1 s of a compiler thread (100 functions; the HTTP head parser 200 ms, the tag scanner
+// 190): a fixed cost that pays back somewhere between 50,000 and 100,000 pages. Most sites are far
+// smaller; for a crawl of well over 100,000 pages, set BUN_JSC_useFTLJIT=1 (README). `bun:jsc`'s
+// `noFTL(fn)` cannot do this per function: an async function's body is compiled apart from the
+// function it hands out.
 //
 // `genapi serve` keeps FTL: its long-lived process pays the compiles once (a site's unchanged run
 // 2 in a server that ran it before: 1.05x CPU without FTL, ab-site-run.ts, 4 rounds). The variable
-// is JavaScriptCore's, not a stable Bun API: a Bun that dropped it would stop the executable at
-// start-up, which every test of the executable would show. Only the executable does this
-// (`bun src/main.ts` profiles the code as written); a variable already set, either way, is the
-// user's choice and is kept.
+// is JavaScriptCore's, not a stable Bun API, and Bun stops at start-up on one it does not know: a
+// Bun without it would fail every `genapi crawl` of the executable, which the crawl tests of the
+// executable would show. Only the executable does this (`bun src/main.ts` profiles the code as
+// written); a variable already set, either way, is the user's choice and is kept.
 
 /** The JavaScriptCore option, read from the environment at start-up. */
 export const FTL_VARIABLE = "BUN_JSC_useFTLJIT";
@@ -38,4 +39,25 @@ export function crawlWithoutFtl(
   for (const [name, value] of Object.entries(env)) if (value !== undefined) next[name] = value;
   next[FTL_VARIABLE] = "0";
   return next;
+}
+
+/**
+ * Starts `genapi crawl` again without FTL when crawlWithoutFtl says so; returns only when this
+ * process goes on as it is. A failed execve (never seen: /proc/self/exe is this very file, even
+ * moved or deleted) leaves the crawl to run here with the FTL's compiles, the same sitemap.
+ */
+export function restartCrawlWithoutFtl(args: readonly string[]): void {
+  const env = crawlWithoutFtl(args, process.env, Bun.isStandaloneExecutable);
+  if (env === undefined) return;
+  // Bun warns that execve is experimental only when the call returns (fails): that warning would
+  // reach stderr, which holds nothing but the report with --json.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => {};
+  try {
+    process.execve?.("/proc/self/exe", [process.argv0, ...args], env);
+  } catch {
+    // The failure is the one above: nothing to tell the user that changes their crawl.
+  } finally {
+    process.emitWarning = emitWarning;
+  }
 }

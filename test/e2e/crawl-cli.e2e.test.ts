@@ -479,5 +479,5 @@ describe("genapi crawl: the process", () => {
         await site.stop();
       }
     }
-  });
+  }, 30_000);
 });
