@@ -16,11 +16,12 @@
 // function it hands out.
 //
 // `genapi serve` keeps FTL: its long-lived process pays the compiles once (a site's unchanged run
-// 2 in a server that ran it before: 1.05x CPU without FTL, ab-site-run.ts, 4 rounds). The variable
-// is JavaScriptCore's, not a stable Bun API, and Bun stops at start-up on one it does not know: a
-// Bun without it would fail every `genapi crawl` of the executable, which the crawl tests of the
-// executable would show. Only the executable does this (`bun src/main.ts` profiles the code as
-// written); a variable already set, either way, is the user's choice and is kept.
+// 2 in a server that ran it before: 1.05x CPU without FTL, scripts/bench/probes/ab-site-run.ts, 4
+// rounds). The variable is JavaScriptCore's, not a stable Bun API, and Bun stops at start-up on one
+// it does not know: a Bun without it would fail every `genapi crawl` of the executable, which the
+// crawl tests of the executable would show. Only the executable does this (`bun src/main.ts`
+// profiles the code as written); a variable already set, either way, is the user's choice and is
+// kept.
 
 /** The JavaScriptCore option, read from the environment at start-up. */
 export const FTL_VARIABLE = "BUN_JSC_useFTLJIT";
