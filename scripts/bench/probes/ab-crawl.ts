@@ -12,15 +12,13 @@
 //
 // Each executable after the first is also given as the median of its same-round ratios to the
 // first, with a bootstrap 95 % interval of that median (10,000 resamples of the rounds).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { serveSite } from "../fixtures/site-server.ts";
-import { generateSite, random } from "../fixtures/site.ts";
+import { probeSite } from "../fixtures/site-server.ts";
+import { random } from "../fixtures/site.ts";
 import { CORES, executables, pinned } from "../harness/proc.ts";
 import { ratios, summarize } from "../harness/results.ts";
-import { prepareTools } from "../harness/tools.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -29,12 +27,8 @@ const { values, positionals } = parseArgs({
 });
 const subjects = executables(positionals, "ab-crawl.ts [--pages N] [--runs N] NAME=EXECUTABLE ...");
 const pages = Number(values.pages);
-const workDir = mkdtempSync(join(tmpdir(), "genapi-ab-crawl-"));
 const log = (line: string) => console.error(line);
-const tools = prepareTools(false, log);
-const dir = join(workDir, "site");
-generateSite(dir, pages);
-const site = await serveSite({ tools, workDir }, dir, "ab");
+const { workDir, tools, site } = await probeSite("genapi-ab-crawl-", pages, "ab", log);
 const wget2Threads = values.wget2 === undefined ? undefined : Number(values.wget2);
 if (wget2Threads !== undefined && tools.wget2.argv === undefined) throw new Error("--wget2: wget2 is not installed");
 const WGET2 = "wget2";

@@ -6,16 +6,13 @@
 // JIT's compilations, as every `genapi crawl` does) shows apart from the ones after it.
 //
 //   bun scripts/bench/probes/api-crawls.ts [--pages 10000] [--crawls 3] [--rounds 3] NAME=EXECUTABLE ...
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { serveSite } from "../fixtures/site-server.ts";
-import { generateSite } from "../fixtures/site.ts";
+import { probeSite } from "../fixtures/site-server.ts";
 import { CORES, cpuSeconds, executables, pinned } from "../harness/proc.ts";
 import { summarize } from "../harness/results.ts";
 import { createKey, newDb, startGenapi } from "../harness/servers.ts";
-import { prepareTools } from "../harness/tools.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
@@ -29,12 +26,8 @@ const { values, positionals } = parseArgs({
 const subjects = executables(positionals, "api-crawls.ts [--pages N] [--crawls N] [--rounds N] NAME=EXECUTABLE ...");
 const pages = Number(values.pages);
 const crawls = Number(values.crawls);
-const workDir = mkdtempSync(join(tmpdir(), "genapi-api-crawls-"));
 const log = (line: string) => console.error(line);
-const tools = prepareTools(false, log);
-const dir = join(workDir, "site");
-generateSite(dir, pages);
-const site = await serveSite({ tools, workDir }, dir, "api");
+const { workDir, site } = await probeSite("genapi-api-crawls-", pages, "api", log);
 const url = `${site.timing.url}/`;
 /** CPU ms a page, by subject, by crawl: "api 1", "api 2", ..., "cli". */
 const figures: Record<string, Record<string, number[]>> = Object.fromEntries(subjects.map((s) => [s.name, {}]));
