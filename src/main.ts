@@ -1,10 +1,10 @@
 #!/usr/bin/env bun
 // The executable's entry point: `genapi <command>`.
-import { restartCrawlWithoutFtl } from "./commands/ftl.ts";
+import { restartWithoutFtl } from "./commands/ftl.ts";
 
 const args = process.argv.slice(2);
-restartCrawlWithoutFtl(args);
-// Loaded after the restart above, so that a crawl started again does not evaluate the whole program
+restartWithoutFtl(args);
+// Loaded after the restart above, so that a command started again does not evaluate the whole program
 // twice.
 const { runCli } = await import("./cli.ts");
 const code = await runCli(args, {
