@@ -1,5 +1,5 @@
-// `genapi crawl` and `genapi serve` run without JavaScriptCore's top compiler tier (FTL): the executable starts
-// itself again, in place (execve of /proc/self/exe: the same process, file, arguments and
+// `genapi crawl` and `genapi serve` run without JavaScriptCore's top compiler tier (FTL): the
+// executable starts itself again, in place (execve of /proc/self/exe: the same process, file, arguments and
 // descriptors; no second process to forward signals to), with `BUN_JSC_useFTLJIT=0` in its
 // environment, which JavaScriptCore reads only when it starts.
 //
@@ -20,14 +20,17 @@
 // 0.20-0.26 either way, scripts/bench/probes/api-crawls.ts, 2 rounds of 5 crawls), which put the
 // API 1.34x behind the command it should match (the bench's crawl-cli section), while `GET
 // /api.php` loses nothing measurable (41.1 against 41.1 and 48.0 against 50.2 CPU µs a request,
-// scripts/bench/probes/ab-password.ts, 10 and 8 rounds of 5 s) and a site's unchanged 100,000-page
-// run 2 in a server that ran it before (its compiles paid) 1.05x in an earlier A/B
-// (scripts/bench/probes/ab-site-run.ts, 4 rounds; notes/bench-profile.md, section 20).
+// scripts/bench/probes/ab-password.ts, 10 and 8 rounds of 5 s), nor does a site's unchanged
+// 100,000-page run 2 in a server that ran it before, its compiles paid (1.053x in section 19's A/B,
+// 0.948x in section 20's: scripts/bench/probes/ab-site-run.ts, 4 rounds each; notes/bench-profile.md).
 // The variable is JavaScriptCore's, not a stable Bun API, and Bun stops at start-up on one it does
 // not know: a Bun without it would fail every `genapi crawl` and `genapi serve` of the executable,
 // which the tests of the executable would show. Only the executable does this (`bun src/main.ts`
 // profiles the code as written); a variable already set, either way, is the user's choice and is
-// kept. Other commands (keys, --help, --version) are over before a compile would start.
+// kept. Other commands (keys, the top-level --help and --version) are over before a compile would
+// start and go on as they are; `crawl --help` and `serve --help` start again like their commands
+// (the first image is 17 ms to its execve: scripts/build.ts keeps the program out of it). The
+// variable passes to the processes a command starts (Chromium), which do not read it.
 
 /** The JavaScriptCore option, read from the environment at start-up. */
 export const FTL_VARIABLE = "BUN_JSC_useFTLJIT";

@@ -5,8 +5,8 @@ import { describe, expect, test } from "bun:test";
 import { FTL_VARIABLE, withoutFtl } from "../../src/commands/ftl.ts";
 
 describe("withoutFtl", () => {
-  test("the executable's crawl and serve: the whole environment, the variable added as 0", () => {
-    for (const args of [["crawl", "https://example.com/"], ["serve", "--port", "0"], ["serve"]]) {
+  test("the executable's crawl and serve (their --help too): the whole environment, the variable added as 0", () => {
+    for (const args of [["crawl", "https://example.com/"], ["serve", "--port", "0"], ["serve"], ["serve", "--help"], ["crawl", "-h"]]) {
       expect(withoutFtl(args, { HOME: "/h", EMPTY: "", GONE: undefined }, true)).toEqual({
         HOME: "/h",
         EMPTY: "",

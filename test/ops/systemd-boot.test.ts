@@ -374,6 +374,8 @@ describe.skipIf(!machine)("genapi.service under a real systemd", () => {
     const environ = m.run(["cat", `/proc/${mainPid()}/environ`]).stdout.split("\0");
     expect(environ).toContain("GENAPI_FREE_DAILY_LIMIT=7");
     expect(environ).toContain("STATE_DIRECTORY=/var/lib/genapi");
+    // The hardened unit lets the service start itself again without the JIT's top tier (src/commands/ftl.ts).
+    expect(environ).toContain("BUN_JSC_useFTLJIT=0");
   });
 
   test.skipIf(chromium === null)(
