@@ -236,7 +236,7 @@ const EXAMPLES: Record<string, Example> = {
       expect(run.stderr).toContain(`genapi: revoked key 2 "alice" (${alice!.slice(0, 12)}...)\n`);
     },
   },
-  "npm run build # writes dist/genapi (bun build --compile --bytecode), about 117 MB": {
+  "npm run build # writes dist/genapi (bun build --compile --bytecode --splitting), about 117 MB": {
     async check(run) {
       expect(run.stdout).toStartWith("genapi "); // --help
       expect(run.stdout).toContain("Usage:\n");
