@@ -1,7 +1,7 @@
 // `genapi crawl` and `genapi serve` run without JavaScriptCore's top compiler tier (FTL): the
-// executable starts itself again, in place (execve of /proc/self/exe: the same process, file, arguments and
-// descriptors; no second process to forward signals to), with `BUN_JSC_useFTLJIT=0` in its
-// environment, which JavaScriptCore reads only when it starts.
+// executable starts itself again, in place (execve of /proc/self/exe: the same process, file,
+// arguments and descriptors; no second process to forward signals to), with `BUN_JSC_useFTLJIT=0`
+// in its environment, which JavaScriptCore reads only when it starts.
 //
 // Why, measured (scripts/bench/probes/ab-crawl.ts: the bench's site on nginx, this executable with
 // and without the variable in alternating rounds, CPU a page, same-round ratio medians): 0.79x at
@@ -21,8 +21,9 @@
 // API 1.34x behind the command it should match (the bench's crawl-cli section), while `GET
 // /api.php` loses nothing measurable (41.1 against 41.1 and 48.0 against 50.2 CPU µs a request,
 // scripts/bench/probes/ab-password.ts, 10 and 8 rounds of 5 s), nor does a site's unchanged
-// 100,000-page run 2 in a server that ran it before, its compiles paid (1.053x in section 19's A/B,
-// 0.948x in section 20's: scripts/bench/probes/ab-site-run.ts, 4 rounds each; notes/bench-profile.md).
+// 100,000-page run 2 in a server that ran it before, its compiles paid (1.053x in section 19's
+// A/B, 0.948x in section 20's: scripts/bench/probes/ab-site-run.ts, 4 rounds each;
+// notes/bench-profile.md).
 // The variable is JavaScriptCore's, not a stable Bun API, and Bun stops at start-up on one it does
 // not know: a Bun without it would fail every `genapi crawl` and `genapi serve` of the executable,
 // which the tests of the executable would show. Only the executable does this (`bun src/main.ts`
