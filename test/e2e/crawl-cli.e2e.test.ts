@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createKey, ensureBinary, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
+import { createKey, ensureBinary, FTL_CASES, procEntries, runBinary, startBinary, tempDir, type RunningBinary } from "../support/binary.ts";
 import { needs } from "../support/requires.ts";
 import { serveSite, type Site } from "../support/site.ts";
 import { validateSitemap } from "../support/xmllint.ts";
@@ -440,21 +440,15 @@ describe("genapi crawl: terminal and signals", () => {
 });
 
 describe("genapi crawl: the process", () => {
-  /** A process's NUL-separated /proc file as its entries. */
-  const entries = (path: string) => readFileSync(path, "utf8").split("\0").filter(Boolean);
-
   test("starts itself again in place without JavaScriptCore's FTL tier: the same process id and arguments, BUN_JSC_useFTLJIT=0; a value the user set is kept", async () => {
     const binary = await ensureBinary();
-    for (const [given, expected] of [
-      [undefined, "BUN_JSC_useFTLJIT=0"],
-      ["1", "BUN_JSC_useFTLJIT=1"],
-    ] as const) {
+    for (const [given, expected] of FTL_CASES) {
       let pid = 0;
       // Read while the crawl waits for this answer: the process as it crawls.
       let seen: { environ: string[]; cmdline: string[] } | undefined;
       const site = await serveSite({
         "/": () => {
-          seen = { environ: entries(`/proc/${pid}/environ`), cmdline: entries(`/proc/${pid}/cmdline`) };
+          seen = { environ: procEntries(pid, "environ"), cmdline: procEntries(pid, "cmdline") };
           return new Response(html("only page"), { headers: { "content-type": "text/html" } });
         },
       });

@@ -3,9 +3,9 @@
 // src/commands/ftl.ts), and stops on SIGINT/SIGTERM with exit 0, leaving a cleanly closed database.
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureBinary, runBinary, startBinary, tempDir } from "../support/binary.ts";
+import { ensureBinary, FTL_CASES, procEntries, runBinary, startBinary, tempDir } from "../support/binary.ts";
 
 // A site on loopback that the crawler would index if the hostile .env's
 // GENAPI_ALLOW_PRIVATE_TARGETS=1 were read.
@@ -76,15 +76,9 @@ describe("the executable in a directory with a hostile .env and bunfig.toml", ()
 });
 
 describe("the serving process", () => {
-  /** A process's NUL-separated /proc file as its entries. */
-  const entries = (path: string) => readFileSync(path, "utf8").split("\0").filter(Boolean);
-
   test("starts itself again in place without JavaScriptCore's FTL tier: the same process id and arguments, BUN_JSC_useFTLJIT=0; a value the user set is kept", async () => {
     const binary = await ensureBinary();
-    for (const [given, expected] of [
-      [undefined, "BUN_JSC_useFTLJIT=0"],
-      ["1", "BUN_JSC_useFTLJIT=1"],
-    ] as const) {
+    for (const [given, expected] of FTL_CASES) {
       const env: Record<string, string> = { GENAPI_TEST_MARK: "kept" };
       if (given !== undefined) env.BUN_JSC_useFTLJIT = given;
       const server = await startBinary({ env });
@@ -92,8 +86,8 @@ describe("the serving process", () => {
         // Listening: the process that answers is the one the test started, as it now runs.
         expect((await fetch(`${server.url}/api.php`)).status).toBe(200);
         const pid = server.proc.pid;
-        expect(entries(`/proc/${pid}/cmdline`)).toEqual([binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", server.dbPath]);
-        const environ = entries(`/proc/${pid}/environ`);
+        expect(procEntries(pid, "cmdline")).toEqual([binary, "serve", "--host", "127.0.0.1", "--port", "0", "--db", server.dbPath]);
+        const environ = procEntries(pid, "environ");
         expect(environ.filter((entry) => entry.startsWith("BUN_JSC_"))).toEqual([expected]);
         expect(environ).toContain("GENAPI_TEST_MARK=kept");
       } finally {

@@ -1,6 +1,6 @@
 // Builds (when missing or older than the sources) and starts the compiled executable, so
 // end-to-end tests exercise dist/genapi itself rather than src/.
-import { mkdtempSync, readdirSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -41,6 +41,21 @@ export function ensureBinary(): Promise<string> {
   })();
   return built;
 }
+
+/** A process's NUL-separated /proc file (its environment or command line) as its entries. */
+export function procEntries(pid: number, file: "environ" | "cmdline"): string[] {
+  return readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0").filter(Boolean);
+}
+
+/**
+ * The executable's restart without JavaScriptCore's FTL tier (src/commands/ftl.ts), as a test sees
+ * it: the variable as the test sets it (unset, or the user's own value) and the entry the running
+ * process must hold.
+ */
+export const FTL_CASES = [
+  [undefined, "BUN_JSC_useFTLJIT=0"],
+  ["1", "BUN_JSC_useFTLJIT=1"],
+] as const;
 
 export function tempDir(prefix = "genapi-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
