@@ -201,6 +201,42 @@ for (const [name, skip, open] of backends) {
       expect(await store.runs(site.id, 10, null)).toEqual([]);
     });
 
+    test("removed: a page gone, or listed before and excluded now; none when every listed page is listed again", async () => {
+      const { store, exec } = await open();
+      const site = newSite(9, { everyHours: null, nextRunAt: null });
+      await store.create(site);
+      const urls = ["http://site.test/", "http://site.test/a", "http://site.test/b", "http://site.test/c"];
+      const runs: string[] = [];
+      const succeed = async (pages: (id: string) => Promise<void>) => {
+        const next = run(site);
+        expect(await store.startRun(site.id, { job: next, maxQueued: 100 })).toBe("started");
+        await pages(next.id);
+        await exec(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, next.id);
+        runs.push(next.id);
+        return store.recordSuccess(site.id, next.id);
+      };
+      // Run 1 lists a, b, c and the start page, and excludes d.
+      await succeed((id) => store.putPages(id, [...urls.map((url) => page(url, "1")), page("http://site.test/d", "1", false)]));
+      // Run 2 reads every page as it was: nothing removed, though d, excluded both times, is not listed.
+      expect(await succeed((id) => store.carryPages(id, runs[0]!, [...urls, "http://site.test/d"]))).toEqual({
+        added: 0,
+        removed: 0,
+        changed: 0,
+        unchanged: 4,
+        previous_run: runs[0]!,
+      });
+      // Run 3: b is gone, c is excluded now, d is listed now.
+      expect(
+        await succeed(async (id) => {
+          await store.carryPages(id, runs[1]!, ["http://site.test/", "http://site.test/a"]);
+          await store.putPages(id, [page("http://site.test/c", "1", false), page("http://site.test/d", "1")]);
+        }),
+      ).toEqual({ added: 1, removed: 2, changed: 0, unchanged: 2, previous_run: runs[1]! });
+      expect(await store.changes(runs[2]!, "removed", null, 10)).toEqual(["http://site.test/b", "http://site.test/c"]);
+      expect(await store.changes(runs[2]!, "added", null, 10)).toEqual(["http://site.test/d"]);
+      expect(await store.changes(runs[1]!, "removed", null, 10)).toEqual([]);
+    });
+
     test("the page rows of a run that is no longer its site's history are swept in batches, to the last; the history's stay", async () => {
       const { store, retention, exec } = await open();
       const site = newSite(8, { everyHours: null, nextRunAt: null });

@@ -200,28 +200,34 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
                AND (old.url IS NULL OR coalesce(cur.fingerprint, cur.lastmod) IS DISTINCT FROM coalesce(old.fingerprint, old.lastmod))`,
             [jobId, previous],
           );
-          await tx.unsafe(
-            `INSERT INTO site_changes (job_id, kind, url)
-             SELECT $1, 'removed', old.url FROM job_pages old
-             WHERE old.job_id = $2 AND old.exclusion IS NULL
-               AND NOT EXISTS (SELECT 1 FROM job_pages cur WHERE cur.job_id = $1 AND cur.url = old.url AND cur.exclusion IS NULL)`,
-            [jobId, previous],
-          );
           const counts = (await tx.unsafe(`SELECT kind, count(*) AS n FROM site_changes WHERE job_id = $1 GROUP BY kind`, [jobId])) as {
             kind: ChangeKind;
             n: string | number;
           }[];
-          const listed = await tx.unsafe(`SELECT count(*) AS n FROM job_pages WHERE job_id = $1 AND exclusion IS NULL`, [jobId]);
           const of = (kind: ChangeKind) => Number(counts.find((row) => row.kind === kind)?.n ?? 0);
+          const listed = await listedPages(tx, jobId);
+          // As on SQLite (sqlite/sites.ts): the removed ones are looked for only when a count says there are some.
+          const removedCount = previous === null ? 0 : (await listedPages(tx, previous)) - (listed - of("added"));
+          const removed =
+            removedCount === 0
+              ? 0
+              : (
+                  await tx.unsafe(
+                    `INSERT INTO site_changes (job_id, kind, url)
+                     SELECT $1, 'removed', old.url FROM job_pages old
+                     WHERE old.job_id = $2 AND old.exclusion IS NULL
+                       AND NOT EXISTS (SELECT 1 FROM job_pages cur WHERE cur.job_id = $1 AND cur.url = old.url AND cur.exclusion IS NULL)`,
+                    [jobId, previous],
+                  )
+                ).count;
           await tx.unsafe(`UPDATE sites SET last_success = $1 WHERE id = $2`, [jobId, siteId]);
           // The previous run's page rows were this run's history: the next run reads this one's.
           if (previous !== null) await tx.unsafe(`INSERT INTO page_cleanup (job_id) VALUES ($1) ON CONFLICT DO NOTHING`, [previous]);
-          const total = Number((listed[0] as { n: string | number }).n);
           return {
             added: of("added"),
-            removed: of("removed"),
+            removed,
             changed: of("changed"),
-            unchanged: total - of("added") - of("changed"),
+            unchanged: listed - of("added") - of("changed"),
             previous_run: previous,
           };
         }),
@@ -288,4 +294,10 @@ export function createPostgresSiteStore(access: PgAccess): SiteStore {
         );
       }),
   };
+}
+
+/** The listed pages of run `jobId`: its page rows without an exclusion. */
+async function listedPages(sql: SQL, jobId: string): Promise<number> {
+  const rows = await sql.unsafe(`SELECT count(*) AS n FROM job_pages WHERE job_id = $1 AND exclusion IS NULL`, [jobId]);
+  return Number((rows[0] as { n: string | number }).n);
 }
