@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { summarize } from "../harness/results.ts";
 
 const { values } = parseArgs({
   options: { pages: { type: "string", default: "100000" }, runs: { type: "string", default: "6" }, base: { type: "string" } },
@@ -50,8 +51,16 @@ async function timings(root: string): Promise<number[]> {
   const times: number[] = [];
   let previous: string | null = null;
   for (let n = 0; n < runs; n++) {
-    const job = { id: newJobId(), keyId: 1, url: site.url, options: site.options, callbackUrl: null, callbackSecret: null };
-    await store.startRun(site.id, { job: { ...job, createdAt: new Date().toISOString() }, maxQueued: 100 });
+    const job = {
+      id: newJobId(),
+      keyId: 1,
+      url: site.url,
+      options: site.options,
+      callbackUrl: null,
+      callbackSecret: null,
+      createdAt: site.createdAt,
+    };
+    await store.startRun(site.id, { job, maxQueued: 100 });
     for (let at = 0; at < pages; at += 500) {
       const part = urls.slice(at, at + 500);
       if (previous !== null) await store.carryPages(job.id, previous, part);
@@ -78,7 +87,7 @@ async function timings(root: string): Promise<number[]> {
   return times;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => summarize(xs)!.median;
 const figures = new Map<string, number[]>(roots.map((root) => [root, []]));
 // Two turns each, alternating, so that the machine's load falls on both alike.
 for (let turn = 0; turn < 2; turn++) {

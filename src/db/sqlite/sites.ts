@@ -187,8 +187,8 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           // Every listed page of this run that is not added had its own listed row in the previous
           // run (one a URL), so that run's other listed rows are the removed ones: a count says how
           // many, and only when some are does the anti-join look for them (a pass as costly as the
-          // one above). An unchanged 100,000-page run's change set: 498 -> 332 ms, the median of 10
-          // each (scripts/bench/probes/record-success.ts).
+          // one above). An unchanged 100,000-page run's change set: 498 -> 332 and 495 -> 314 ms, two
+          // runs of scripts/bench/probes/record-success.ts (medians of 10 each).
           const removedCount = previous === null ? 0 : listedPages(db, previous) - (listed - of("added"));
           const removed =
             removedCount === 0
