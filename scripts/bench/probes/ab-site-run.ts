@@ -7,7 +7,11 @@
 // the shared machine's other work moves far less than wall time; its wall time is given too.
 // notes/sites.md names its rounds "ab-site".
 //
-//   bun scripts/bench/probes/ab-site-run.ts [--pages 100000] [--rounds 4] NAME=EXECUTABLE ...
+// With --first, each process measures the sites section's goal instead: on a new store, a new
+// site's run 1, then its run 2 straight after (no warm-up run), and the figure is run 2's wall time ÷ run 1's, the
+// section's ratio, with each run's CPU ms a page beside it.
+//
+//   bun scripts/bench/probes/ab-site-run.ts [--pages 100000] [--rounds 4] [--first] NAME=EXECUTABLE ...
 //
 // Each executable after the first is also given as the median of its same-round ratios to the first.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -22,10 +26,14 @@ import { prepareTools } from "../harness/tools.ts";
 
 const { values, positionals } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { pages: { type: "string", default: "100000" }, rounds: { type: "string", default: "4" } },
+  options: {
+    pages: { type: "string", default: "100000" },
+    rounds: { type: "string", default: "4" },
+    first: { type: "boolean", default: false },
+  },
   allowPositionals: true,
 });
-const subjects = executables(positionals, "ab-site-run.ts [--pages N] [--rounds N] NAME=EXECUTABLE ...");
+const subjects = executables(positionals, "ab-site-run.ts [--pages N] [--rounds N] [--first] NAME=EXECUTABLE ...");
 const pages = Number(values.pages);
 const workDir = mkdtempSync(join(tmpdir(), "genapi-ab-site-run-"));
 const log = (line: string) => console.error(line);
@@ -49,8 +57,9 @@ async function finished(api: ReturnType<typeof genapiApi>, id: string): Promise<
 try {
   const first = subjects[0]!;
   const key = createKey(first.path, db, 1000);
-  let siteId: string;
-  {
+  let siteId = "";
+  // The site whose run 2s the rounds measure (--first: each round makes its own).
+  if (!values.first) {
     const one = await startGenapi(first.path, workDir, serveArgs, db);
     try {
       const api = genapiApi(one, key);
@@ -65,21 +74,46 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     for (let k = 0; k < subjects.length; k++) {
       const subject = subjects[(round + k) % subjects.length]!;
-      const genapi = await startGenapi(subject.path, workDir, serveArgs, db);
+      // --first: a store of its own, as each round of the sites section has (a shared one grows, and slows later run 1s).
+      const store = values.first ? newDb(mkdtempSync(join(workDir, "round-"))) : db;
+      const storeKey = values.first ? createKey(subject.path, store, 1000) : key;
+      const genapi = await startGenapi(subject.path, workDir, serveArgs, store);
       try {
-        const api = genapiApi(genapi, key);
-        const run2 = async () => (await api(`/api/sites/${siteId}/runs`, { method: "POST" })).id as string;
-        await finished(api, await run2());
-        await site.reset();
-        const before = await cpuSeconds(genapi.pid);
-        const job = await finished(api, await run2());
-        const ms = ((await cpuSeconds(genapi.pid)) - before) * 1000;
-        const answers = await site.answers();
-        const seconds = (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000;
-        cpu[subject.name]!.push(ms / job.progress.pages_crawled);
-        wall[subject.name]!.push(seconds);
+        const api = genapiApi(genapi, storeKey);
+        /** Starts a run and measures it: CPU ms a page, wall s, the site's answers. */
+        const measured = async (start: () => Promise<string>) => {
+          await site.reset();
+          const before = await cpuSeconds(genapi.pid);
+          const job = await finished(api, await start());
+          const ms = ((await cpuSeconds(genapi.pid)) - before) * 1000;
+          const answers = await site.answers();
+          const seconds = (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000;
+          const perPage = ms / job.progress.pages_crawled;
+          return {
+            perPage,
+            seconds,
+            text: `${perPage.toFixed(4)} CPU ms a page, ${seconds} s, ${answers.notModified} x 304, ${answers.ok} x 200`,
+          };
+        };
+        let id = siteId;
+        let one = "";
+        let firstSeconds = 0;
+        if (values.first) {
+          const run1 = await measured(async () => {
+            const created = await api("/api/sites", { method: "POST", body: JSON.stringify({ url: `${site.url}/`, every_hours: null }) });
+            id = created.id;
+            return created.last_run.id as string;
+          });
+          firstSeconds = run1.seconds;
+          one = `run 1 ${run1.text}; `;
+        }
+        const run2 = async () => (await api(`/api/sites/${id}/runs`, { method: "POST" })).id as string;
+        if (!values.first) await finished(api, await run2());
+        const two = await measured(run2);
+        cpu[subject.name]!.push(values.first ? two.seconds / firstSeconds : two.perPage);
+        wall[subject.name]!.push(two.seconds);
         log(
-          `round ${round + 1} ${subject.name}: ${(ms / job.progress.pages_crawled).toFixed(4)} CPU ms a page, ${seconds} s, ${answers.notModified} x 304, ${answers.ok} x 200`,
+          `round ${round + 1} ${subject.name}: ${one}run 2 ${two.text}${values.first ? `; run 2 ÷ run 1 ${(two.seconds / firstSeconds).toFixed(3)}` : ""}`,
         );
       } finally {
         await genapi.stop();
@@ -92,8 +126,9 @@ try {
     const w = summarize(wall[name]!)!;
     const vs =
       name === base ? "" : `; ÷ ${base} in the same round, median ${summarize(ratios(cpu[name]!, cpu[base]!))!.median.toFixed(3)}x`;
+    const figure = values.first ? "run 2 ÷ run 1 wall time" : "run 2 CPU ms a page";
     console.log(
-      `${name}: run 2 CPU ms a page median ${c.median.toFixed(4)} (${c.min.toFixed(4)}-${c.max.toFixed(4)}), wall median ${w.median.toFixed(2)} s${vs}`,
+      `${name}: ${figure} median ${c.median.toFixed(4)} (${c.min.toFixed(4)}-${c.max.toFixed(4)}), run 2 wall median ${w.median.toFixed(2)} s${vs}`,
     );
   }
 } finally {
