@@ -41,11 +41,13 @@ export interface StoreStateOptions {
 /**
  * A window of 10,000 frontier items: one that runs dry writes what is pending, then reads the next
  * from the store, which on PostgreSQL a site's run 2 waited for 4.8 s of 27 with a window of 2,000
- * (notes/sites.md). A site's 100,000-page run 1 and its unchanged run 2 on SQLite
- * (scripts/bench/probes/ab-site-run.ts --first, 5 rounds, same-round ratios of CPU a page to a
- * window of 2,000): run 1 0.926x (5 of 5 below 1), run 2 0.959x (4 of 5); memory holds 10,000
- * items (about 1.5 MB). A checkpoint every 2,000 pages rather than 500 was measured and not taken:
- * run 2 0.956x, but run 1 1.045x (notes/bench-profile.md, section 22).
+ * (notes/sites.md; the larger window is not measured there). A site's 100,000-page run 1 and its
+ * unchanged run 2 on SQLite (scripts/bench/probes/ab-site-run.ts --first, 5 rounds, same-round
+ * ratios of CPU a page to a window of 2,000): run 1 0.926x (5 of 5 below 1), run 2 0.959x (4 of 5,
+ * one at 1.083: suggestive on that machine), so run 2 ÷ run 1 rose, 1.045x (4 of 5 above 1).
+ * Memory holds 10,000 items: about 1.5 MB at the bench site's 33-character URLs, 21 MB at the
+ * 2,048-character limit. A checkpoint every 2,000 pages with this window (against 500 and 2,000)
+ * was measured and not taken: run 2 0.956x, but run 1 1.045x (notes/bench-profile.md, section 22).
  */
 export const defaultStoreStateOptions: StoreStateOptions = {
   flushPages: 500,

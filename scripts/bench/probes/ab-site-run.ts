@@ -8,15 +8,15 @@
 // notes/sites.md names its rounds "ab-site".
 //
 // With --first, each process measures the sites section's goal instead: on a new store, a new
-// site's run 1, then its run 2 straight after (no warm-up run), and the figure is run 2's wall time ÷ run 1's, the
-// section's ratio, with each run's CPU ms a page beside it.
+// site's run 1, then its run 2 straight after (no warm-up run). The figure is run 2's wall time ÷
+// run 1's, the section's ratio; each run's CPU ms a page is summarised beside it.
 //
 //   bun scripts/bench/probes/ab-site-run.ts [--pages 100000] [--rounds 4] [--first] NAME=EXECUTABLE ...
 //
 // Each executable after the first is also given as the median of its same-round ratios to the first.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { serveTreeSite } from "../fixtures/tree-site.ts";
 import { cpuSeconds, executables } from "../harness/proc.ts";
@@ -41,8 +41,12 @@ const tools = prepareTools(false, log);
 const site = await serveTreeSite({ tools, workDir }, pages, "ab");
 const db = newDb(workDir);
 const serveArgs = ["--allow-private-targets", "--job-max-pages", String(pages + 10)];
-const cpu: Record<string, number[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
-const wall: Record<string, number[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
+const perSubject = () => Object.fromEntries(subjects.map((s) => [s.name, [] as number[]]));
+/** Each round's figure: run 2's CPU ms a page, or with --first run 2's wall time ÷ run 1's. */
+const figures = perSubject();
+const wall = perSubject();
+const run1Cpu = perSubject();
+const run2Cpu = perSubject();
 
 /** Waits for job `id` to end; throws unless it succeeded. */
 async function finished(api: ReturnType<typeof genapiApi>, id: string): Promise<any> {
@@ -56,10 +60,11 @@ async function finished(api: ReturnType<typeof genapiApi>, id: string): Promise<
 
 try {
   const first = subjects[0]!;
-  const key = createKey(first.path, db, 1000);
+  let key = "";
   let siteId = "";
-  // The site whose run 2s the rounds measure (--first: each round makes its own).
+  // The site whose run 2s the rounds measure (--first: each round makes its own, on its own store).
   if (!values.first) {
+    key = createKey(first.path, db, 1000);
     const one = await startGenapi(first.path, workDir, serveArgs, db);
     try {
       const api = genapiApi(one, key);
@@ -75,7 +80,7 @@ try {
     for (let k = 0; k < subjects.length; k++) {
       const subject = subjects[(round + k) % subjects.length]!;
       // --first: a store of its own, as each round of the sites section has (a shared one grows, and slows later run 1s).
-      const store = values.first ? newDb(mkdtempSync(join(workDir, "round-"))) : db;
+      const store = values.first ? newDb(workDir) : db;
       const storeKey = values.first ? createKey(subject.path, store, 1000) : key;
       const genapi = await startGenapi(subject.path, workDir, serveArgs, store);
       try {
@@ -106,30 +111,35 @@ try {
           });
           firstSeconds = run1.seconds;
           one = `run 1 ${run1.text}; `;
+          run1Cpu[subject.name]!.push(run1.perPage);
         }
         const run2 = async () => (await api(`/api/sites/${id}/runs`, { method: "POST" })).id as string;
         if (!values.first) await finished(api, await run2());
         const two = await measured(run2);
-        cpu[subject.name]!.push(values.first ? two.seconds / firstSeconds : two.perPage);
+        figures[subject.name]!.push(values.first ? two.seconds / firstSeconds : two.perPage);
+        run2Cpu[subject.name]!.push(two.perPage);
         wall[subject.name]!.push(two.seconds);
         log(
           `round ${round + 1} ${subject.name}: ${one}run 2 ${two.text}${values.first ? `; run 2 ÷ run 1 ${(two.seconds / firstSeconds).toFixed(3)}` : ""}`,
         );
       } finally {
         await genapi.stop();
+        if (store !== db) rmSync(dirname(store), { recursive: true, force: true });
       }
     }
   }
   const base = subjects[0]!.name;
+  /** A figure's median and range, and past the first executable its same-round ratio to it. */
+  const line = (of: Record<string, number[]>, name: string, digits: number) => {
+    const { median, min, max } = summarize(of[name]!)!;
+    const vs = name === base ? "" : ` (÷ ${base} in the same round, median ${summarize(ratios(of[name]!, of[base]!))!.median.toFixed(3)}x)`;
+    return `median ${median.toFixed(digits)} (${min.toFixed(digits)}-${max.toFixed(digits)})${vs}`;
+  };
   for (const { name } of subjects) {
-    const c = summarize(cpu[name]!)!;
-    const w = summarize(wall[name]!)!;
-    const vs =
-      name === base ? "" : `; ÷ ${base} in the same round, median ${summarize(ratios(cpu[name]!, cpu[base]!))!.median.toFixed(3)}x`;
-    const figure = values.first ? "run 2 ÷ run 1 wall time" : "run 2 CPU ms a page";
-    console.log(
-      `${name}: ${figure} median ${c.median.toFixed(4)} (${c.min.toFixed(4)}-${c.max.toFixed(4)}), run 2 wall median ${w.median.toFixed(2)} s${vs}`,
-    );
+    const figure = values.first
+      ? `run 2 ÷ run 1 wall time ${line(figures, name, 3)}; run 1 CPU ms a page ${line(run1Cpu, name, 4)}; run 2 ${line(run2Cpu, name, 4)}`
+      : `run 2 CPU ms a page ${line(figures, name, 4)}`;
+    console.log(`${name}: ${figure}; run 2 wall median ${summarize(wall[name]!)!.median.toFixed(2)} s`);
   }
 } finally {
   await site.stop();
