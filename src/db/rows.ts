@@ -129,7 +129,7 @@ export function siteFromRow(row: SiteRow): StoredSite {
   };
 }
 
-/** The columns of a PageMemory (job_pages), in pageParams' order after job_id. */
+/** The columns of a PageMemory (job_pages), in pageParams' order after the run's key. */
 export const PAGE_COLUMNS = "url, etag, last_modified, fingerprint, lastmod, exclusion, canonical, links, extra";
 
 /** An upsert's SET of a page row (a continued run reads a page again): every column but the key from `excluded`. */
@@ -164,10 +164,10 @@ export function pageFromRow(row: PageRow): StoredPage {
   };
 }
 
-/** A page row's values, job_id first, then PAGE_COLUMNS' order. */
-export function pageParams(jobId: string, page: PageMemory) {
+/** A page row's values, the run's key first (its id on PostgreSQL, its seq on SQLite), then PAGE_COLUMNS' order. */
+export function pageParams(job: string | number, page: PageMemory) {
   return [
-    jobId,
+    job,
     page.url,
     page.etag,
     page.lastModified,

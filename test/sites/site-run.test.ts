@@ -26,6 +26,11 @@ const page = (i: number, fingerprint = `f${i}`): PageMemory => ({
 function store(): { sites: SiteStore; calls: { previousPages: number; putPages: number; carryPages: number } } {
   const db = new Database(":memory:", { strict: true });
   migrate(db, sqliteMigrations);
+  // The runs' jobs: their page rows are keyed by the jobs' seqs.
+  for (const id of ["run1", "run2"])
+    db.query(
+      `INSERT INTO jobs (id, key_id, status, url, options, created_at, progress) VALUES (?, 1, 'running', 'http://site.test/', '{}', '', '{}')`,
+    ).run(id);
   const direct = async <T>(fn: (d: Database) => T) => fn(db);
   const sites = createSqliteSiteStore({ read: direct, write: direct });
   const calls = { previousPages: 0, putPages: 0, carryPages: 0 };

@@ -101,7 +101,10 @@ export function createSqliteJobQueue({ read, write }: SqliteAccess): JobQueue {
               id,
               owner,
             );
-          if (changes === 1) db.query(`INSERT INTO job_cleanup (job_id, parts) VALUES (?, 0) ON CONFLICT DO NOTHING`).run(id);
+          if (changes === 1)
+            db.query(
+              `INSERT INTO job_cleanup (job_id, job_seq, parts) SELECT id, seq, 0 FROM jobs WHERE id = ? ON CONFLICT DO NOTHING`,
+            ).run(id);
           return changes === 1;
         })(),
       ),
@@ -127,8 +130,11 @@ export function createSqliteJobQueue({ read, write }: SqliteAccess): JobQueue {
     remove: (id) =>
       write((db) =>
         db.transaction(() => {
+          // The seq that keys its rows is read before the job goes; parts are keyed by the id.
+          db.query(
+            `INSERT INTO job_cleanup (job_id, job_seq, parts) SELECT id, seq, 1 FROM jobs WHERE id = ? ON CONFLICT DO UPDATE SET parts = 1`,
+          ).run(id);
           db.query(`DELETE FROM jobs WHERE id = ?`).run(id);
-          db.query(`INSERT INTO job_cleanup (job_id, parts) VALUES (?, 1) ON CONFLICT DO UPDATE SET parts = 1`).run(id);
         })(),
       ),
 

@@ -19,6 +19,7 @@ import {
   siteFromRow,
 } from "../rows.ts";
 import type { SqliteAccess } from "./database.ts";
+import { JOB_SEQ } from "./job-crawl-state.ts";
 
 export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
   const { read, write } = access;
@@ -86,9 +87,9 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
         db.transaction(() => {
           // The runs go as deleted jobs do: at once from every answer, their state and files swept later.
           db.query(
-            `INSERT INTO job_cleanup (job_id, parts) SELECT id, 1 FROM jobs WHERE site_id = ? ON CONFLICT DO UPDATE SET parts = 1`,
+            `INSERT INTO job_cleanup (job_id, job_seq, parts) SELECT id, seq, 1 FROM jobs WHERE site_id = ? ON CONFLICT DO UPDATE SET parts = 1`,
           ).run(id);
-          db.query(`INSERT INTO page_cleanup (job_id) SELECT id FROM jobs WHERE site_id = ? ON CONFLICT DO NOTHING`).run(id);
+          db.query(`INSERT INTO page_cleanup (job_seq) SELECT seq FROM jobs WHERE site_id = ? ON CONFLICT DO NOTHING`).run(id);
           db.query(`DELETE FROM jobs WHERE site_id = ?`).run(id);
           db.query(`DELETE FROM sites WHERE id = ?`).run(id);
         })(),
@@ -169,41 +170,47 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
           const previous = site.last_success;
           // Recorded already (a run published twice after a lost lease): nothing to compare it with now.
           if (previous === jobId) return null;
-          db.query(`DELETE FROM site_changes WHERE job_id = ?`).run(jobId);
+          // The rows are keyed by the runs' seqs (src/db/sqlite/migrations.ts, version 8); a deleted previous run's is null, as if none.
+          const job = seqOf(db, jobId);
+          if (job === null) return null;
+          const before = previous === null ? null : seqOf(db, previous);
+          db.query(`DELETE FROM site_changes WHERE job_seq = ?`).run(job);
           // A page is listed when its row has no exclusion; changed when listed both times with another
           // fingerprint. Added and changed are one pass over this run's rows (two were 70 ms each at 100,000).
           db.query(
-            `INSERT INTO site_changes (job_id, kind, url)
+            `INSERT INTO site_changes (job_seq, kind, url)
              SELECT ?1, CASE WHEN old.url IS NULL THEN 'added' ELSE 'changed' END, cur.url
-             FROM job_pages cur LEFT JOIN job_pages old ON old.job_id = ?2 AND old.url = cur.url AND old.exclusion IS NULL
-             WHERE cur.job_id = ?1 AND cur.exclusion IS NULL
+             FROM job_pages cur LEFT JOIN job_pages old ON old.job_seq = ?2 AND old.url = cur.url AND old.exclusion IS NULL
+             WHERE cur.job_seq = ?1 AND cur.exclusion IS NULL
                AND (old.url IS NULL OR coalesce(cur.fingerprint, cur.lastmod) IS NOT coalesce(old.fingerprint, old.lastmod))`,
-          ).run(jobId, previous);
+          ).run(job, before);
           const counts = db
-            .query<{ kind: ChangeKind; n: number }, [string]>(`SELECT kind, count(*) AS n FROM site_changes WHERE job_id = ? GROUP BY kind`)
-            .all(jobId);
+            .query<{ kind: ChangeKind; n: number }, [number]>(
+              `SELECT kind, count(*) AS n FROM site_changes WHERE job_seq = ? GROUP BY kind`,
+            )
+            .all(job);
           const of = (kind: ChangeKind) => counts.find((row) => row.kind === kind)?.n ?? 0;
-          const listed = listedPages(db, jobId);
+          const listed = listedPages(db, job);
           // Every listed page of this run that is not added had its own listed row in the previous
           // run (one a URL), so that run's other listed rows are the removed ones: a count says how
           // many, and only when some are does the anti-join look for them (a pass as costly as the
           // one above). An unchanged 100,000-page run's change set: 498 -> 332 and 495 -> 314 ms, two
           // runs of scripts/bench/probes/record-success.ts (medians of 10 each).
-          const removedCount = previous === null ? 0 : listedPages(db, previous) - (listed - of("added"));
+          const removedCount = before === null ? 0 : listedPages(db, before) - (listed - of("added"));
           const removed =
             removedCount === 0
               ? 0
               : db
                   .query(
-                    `INSERT INTO site_changes (job_id, kind, url)
+                    `INSERT INTO site_changes (job_seq, kind, url)
                      SELECT ?1, 'removed', old.url FROM job_pages old
-                     WHERE old.job_id = ?2 AND old.exclusion IS NULL
-                       AND NOT EXISTS (SELECT 1 FROM job_pages cur WHERE cur.job_id = ?1 AND cur.url = old.url AND cur.exclusion IS NULL)`,
+                     WHERE old.job_seq = ?2 AND old.exclusion IS NULL
+                       AND NOT EXISTS (SELECT 1 FROM job_pages cur WHERE cur.job_seq = ?1 AND cur.url = old.url AND cur.exclusion IS NULL)`,
                   )
-                  .run(jobId, previous).changes;
+                  .run(job, before).changes;
           db.query(`UPDATE sites SET last_success = ? WHERE id = ?`).run(jobId, siteId);
           // The previous run's page rows were this run's history: the next run reads this one's.
-          if (previous !== null) db.query(`INSERT INTO page_cleanup (job_id) VALUES (?) ON CONFLICT DO NOTHING`).run(previous);
+          if (before !== null) db.query(`INSERT INTO page_cleanup (job_seq) VALUES (?) ON CONFLICT DO NOTHING`).run(before);
           return {
             added: of("added"),
             removed,
@@ -228,7 +235,7 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
       read((db) =>
         db
           .query<{ url: string }, [string, string, string, number]>(
-            `SELECT url FROM site_changes WHERE job_id = ? AND kind = ? AND url > ? ORDER BY url LIMIT ?`,
+            `SELECT url FROM site_changes WHERE job_seq = ${JOB_SEQ} AND kind = ? AND url > ? ORDER BY url LIMIT ?`,
           )
           .all(jobId, kind, afterUrl ?? "", limit)
           .map((row) => row.url),
@@ -238,7 +245,7 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
       read((db) =>
         db
           .query<PageRow, [string, string]>(
-            `SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_id = ? AND url IN (SELECT value FROM json_each(?))`,
+            `SELECT ${PAGE_COLUMNS} FROM job_pages WHERE job_seq = ${JOB_SEQ} AND url IN (SELECT value FROM json_each(?))`,
           )
           .all(jobId, JSON.stringify(urls))
           .map(pageFromRow),
@@ -248,27 +255,35 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
       write((db) =>
         db.transaction(() => {
           const put = db.query(
-            `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (job_id, url) DO UPDATE SET ${PAGE_UPDATE}`,
+            `INSERT INTO job_pages (job_seq, ${PAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (job_seq, url) DO UPDATE SET ${PAGE_UPDATE}`,
           );
-          for (const page of pages) put.run(...pageParams(jobId, page));
+          const job = seqOf(db, jobId);
+          if (job === null) return;
+          for (const page of pages) put.run(...pageParams(job, page));
         })(),
       ),
 
     carryPages: (jobId, fromJobId, urls) =>
       write((db) => {
         db.query(
-          `INSERT INTO job_pages (job_id, ${PAGE_COLUMNS})
-           SELECT ?1, ${PAGE_COLUMNS} FROM job_pages WHERE job_id = ?2 AND url IN (SELECT value FROM json_each(?3))
-           ON CONFLICT (job_id, url) DO UPDATE SET ${PAGE_UPDATE}`,
+          `INSERT INTO job_pages (job_seq, ${PAGE_COLUMNS})
+           SELECT (SELECT seq FROM jobs WHERE id = ?1), ${PAGE_COLUMNS} FROM job_pages
+           WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?2) AND url IN (SELECT value FROM json_each(?3))
+           ON CONFLICT (job_seq, url) DO UPDATE SET ${PAGE_UPDATE}`,
         ).run(jobId, fromJobId, JSON.stringify(urls));
       }),
   };
 }
 
-/** The listed pages of run `jobId`: its page rows without an exclusion. */
-function listedPages(db: Database, jobId: string): number {
-  return db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM job_pages WHERE job_id = ? AND exclusion IS NULL`).get(jobId)!.n;
+/** The listed pages of the run whose seq is `job`: its page rows without an exclusion. */
+function listedPages(db: Database, job: number): number {
+  return db.query<{ n: number }, [number]>(`SELECT count(*) AS n FROM job_pages WHERE job_seq = ? AND exclusion IS NULL`).get(job)!.n;
+}
+
+/** A job's seq, which keys its rows; null when the job is gone. */
+function seqOf(db: Database, jobId: string): number | null {
+  return db.query<{ seq: number }, [string]>(`SELECT seq FROM jobs WHERE id = ?`).get(jobId)?.seq ?? null;
 }
 
 function one(db: Database, sql: string, value: string) {
