@@ -95,8 +95,8 @@ export interface SiteStore {
   /**
    * A run succeeded: its change set against the site's previous successful run is written
    * (site_changes) and it becomes the latest successful run; the previous one's page history is
-   * dropped (its job and files stay, as any job's). Returns the counts; null when the site is gone
-   * or the run is its latest success already.
+   * dropped (its job and files stay, as any job's). Returns the counts; null when the site or the
+   * run is gone, or the run is its latest success already.
    */
   recordSuccess(siteId: string, jobId: string): Promise<ChangeCounts | null>;
   /** The site's runs (jobs), newest first, older than `beforeSeq` when given. */

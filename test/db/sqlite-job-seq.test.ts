@@ -75,3 +75,30 @@ test("version 8 keys a job's rows by its seq and keeps the state of every job th
   expect(await jobs.sweep(100)).toBe(1);
   expect(db.query(`SELECT count(*) AS n FROM job_pages`).get()).toEqual({ n: 0 });
 });
+
+test("a run deleted while it writes keeps no page rows, and the write does not fail", async () => {
+  const db = new Database(":memory:", { strict: true });
+  migrate(db, sqliteMigrations);
+  for (const id of ["before", "now"])
+    db.query(
+      `INSERT INTO jobs (id, key_id, status, url, options, created_at, progress) VALUES (?, 1, 'running', 'http://site.test/', '{}', 'x', '{}')`,
+    ).run(id);
+  const direct = async <T>(fn: (d: Database) => T) => fn(db);
+  const sites = createSqliteSiteStore({ read: direct, write: direct });
+  const page = {
+    url: "http://site.test/a",
+    etag: '"e"',
+    lastModified: null,
+    fingerprint: "f",
+    lastmod: "2026-11-01T00:00:00Z",
+    exclusion: null,
+    canonical: null,
+    links: [],
+    extra: null,
+  };
+  await sites.putPages("before", [page]);
+  db.query(`DELETE FROM jobs WHERE id = 'now'`).run();
+  await sites.putPages("now", [page]);
+  await sites.carryPages("now", "before", [page.url]);
+  expect(db.query(`SELECT job_seq, url FROM job_pages`).all()).toEqual([{ job_seq: 1, url: page.url }]);
+});

@@ -216,7 +216,8 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
             removed,
             changed: of("changed"),
             unchanged: listed - of("added") - of("changed"),
-            previous_run: previous,
+            // A previous run deleted since is not compared with: none is named.
+            previous_run: before === null ? null : previous,
           };
         })(),
       ),
@@ -266,12 +267,15 @@ export function createSqliteSiteStore(access: SqliteAccess): SiteStore {
 
     carryPages: (jobId, fromJobId, urls) =>
       write((db) => {
+        // A run deleted meanwhile keeps no rows, as putPages.
+        const job = seqOf(db, jobId);
+        if (job === null) return;
         db.query(
           `INSERT INTO job_pages (job_seq, ${PAGE_COLUMNS})
-           SELECT (SELECT seq FROM jobs WHERE id = ?1), ${PAGE_COLUMNS} FROM job_pages
+           SELECT ?1, ${PAGE_COLUMNS} FROM job_pages
            WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?2) AND url IN (SELECT value FROM json_each(?3))
            ON CONFLICT (job_seq, url) DO UPDATE SET ${PAGE_UPDATE}`,
-        ).run(jobId, fromJobId, JSON.stringify(urls));
+        ).run(job, fromJobId, JSON.stringify(urls));
       }),
   };
 }
