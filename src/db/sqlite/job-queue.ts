@@ -1,6 +1,7 @@
 // The job queue on SQLite (JobQueue, src/jobs/job-store.ts): jobs' rows, their lifecycle and leases
 // (the schema: versions 3 and 4 in migrations.ts). Every claim and heartbeat is one conditional
 // statement or one transaction, so processes sharing the file never run one job twice.
+import type { Database } from "bun:sqlite";
 import type { ClaimedJob, JobQueue } from "../../jobs/job-store.ts";
 import type { JobStatus } from "../../jobs/model.ts";
 import { JOB_COLUMNS, jobFromRow, type JobRow, LEASE_HELD, NEW_JOB_PROGRESS } from "../rows.ts";
@@ -130,11 +131,7 @@ export function createSqliteJobQueue({ read, write }: SqliteAccess): JobQueue {
     remove: (id) =>
       write((db) =>
         db.transaction(() => {
-          // The seq that keys its rows is read before the job goes; parts are keyed by the id.
-          db.query(
-            `INSERT INTO job_cleanup (job_id, job_seq, parts) SELECT id, seq, 1 FROM jobs WHERE id = ? ON CONFLICT DO UPDATE SET parts = 1`,
-          ).run(id);
-          db.query(`DELETE FROM jobs WHERE id = ?`).run(id);
+          deleteJob(db, id);
         })(),
       ),
 
@@ -147,4 +144,15 @@ export function createSqliteJobQueue({ read, write }: SqliteAccess): JobQueue {
         return counts;
       }),
   };
+}
+
+/**
+ * Deletes job `id` at once; its rows and parts are left to the sweeper (job_cleanup, job-retention.ts),
+ * which finds the rows by the job's seq, read here before the job goes, and the parts by its id.
+ */
+export function deleteJob(db: Database, id: string): void {
+  db.query(
+    `INSERT INTO job_cleanup (job_id, job_seq, parts) SELECT id, seq, 1 FROM jobs WHERE id = ? ON CONFLICT DO UPDATE SET parts = 1`,
+  ).run(id);
+  db.query(`DELETE FROM jobs WHERE id = ?`).run(id);
 }

@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import type { JobRetention } from "../../jobs/job-store.ts";
 import type { SqliteAccess } from "./database.ts";
+import { deleteJob } from "./job-queue.ts";
 
 export function createSqliteJobRetention({ write }: SqliteAccess): JobRetention {
   return {
@@ -16,13 +17,7 @@ export function createSqliteJobRetention({ write }: SqliteAccess): JobRetention 
                  AND id NOT IN (SELECT last_success FROM sites WHERE last_success IS NOT NULL) LIMIT ?`,
             )
             .all(beforeIso, limit);
-          for (const { id } of ids) {
-            // The seq that keys its rows is read before the job goes; parts are keyed by the id.
-            db.query(
-              `INSERT INTO job_cleanup (job_id, job_seq, parts) SELECT id, seq, 1 FROM jobs WHERE id = ? ON CONFLICT DO UPDATE SET parts = 1`,
-            ).run(id);
-            db.query(`DELETE FROM jobs WHERE id = ?`).run(id);
-          }
+          for (const { id } of ids) deleteJob(db, id);
           return ids.length;
         })(),
       ),
