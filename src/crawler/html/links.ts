@@ -8,7 +8,7 @@ import { decodeHTMLAttribute } from "entities";
 import { readStartTags, type PageText, type ReportedAttribute } from "./tag-scanner.ts";
 import { fingerprintOf } from "./fingerprint.ts";
 import { jsonLdDateModified, type OwnDates } from "./page-date.ts";
-import { normaliseLink, normaliseUrl } from "../url/url.ts";
+import { LinkBase, normaliseUrl } from "../url/url.ts";
 import type { Alternate } from "../output/xml.ts";
 
 /** Images listed per page at most (Google's limit of <image:image> per <url>). */
@@ -97,16 +97,19 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
   const base = (tags.baseHref !== undefined && normaliseUrl(tags.baseHref, pageUrl)) || pageUrl;
   const canonical = tags.canonicalHref === undefined ? null : normaliseUrl(tags.canonicalHref, base);
 
+  const linkBase = new LinkBase(base); // base is normalised: pageUrl (the crawler's) or normaliseUrl's
   const links = new Set<string>();
-  const resolved = new Set<string>(); // a repeated href needs no second resolution
+  // Hrefs that gave no link: another scheme is parsed once however often a page repeats it.
+  let unresolved: Set<string> | undefined;
   const invalid: string[] = [];
   let linksDropped = false;
   if (!tags.directives.nofollow) {
     for (const href of tags.hrefs) {
-      if (resolved.has(href)) continue;
-      resolved.add(href);
-      const link = normaliseLink(href, base); // base is normalised: pageUrl (the crawler's) or normaliseUrl's
+      const link = linkBase.resolve(href);
       if (link === null) {
+        unresolved ??= new Set();
+        if (unresolved.has(href)) continue;
+        unresolved.add(href);
         // Another scheme or a user name is a valid URI that is not the crawl's; what the parser refuses is not one.
         if (URL.canParse(href, base)) continue;
         if (invalid.length === maxLinks) linksDropped = true;
@@ -129,17 +132,17 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
   if (tags.nofollowHrefs) {
     // A nofollow page follows none of its links: they all are the report's nofollow referrers.
     const hrefs = tags.directives.nofollow ? [...tags.hrefs, ...tags.nofollowHrefs] : tags.nofollowHrefs;
-    facts.nofollowLinks = hrefs.length === 0 ? [] : resolveNofollow(hrefs, base, maxLinks, links);
+    facts.nofollowLinks = hrefs.length === 0 ? [] : resolveNofollow(hrefs, linkBase, maxLinks, links);
   }
   return facts;
 }
 
 /** The links of `hrefs` not in `followed`, normalised, unique, at most `maxLinks`. */
-function resolveNofollow(hrefs: string[], base: string, maxLinks: number, followed: Set<string>): string[] {
+function resolveNofollow(hrefs: string[], base: LinkBase, maxLinks: number, followed: Set<string>): string[] {
   const out = new Set<string>();
   for (const href of hrefs) {
     if (out.size === maxLinks) break;
-    const link = normaliseLink(href, base);
+    const link = base.resolve(href);
     if (link !== null && !followed.has(link)) out.add(link);
   }
   return [...out];

@@ -107,7 +107,8 @@ const TAB = 9,
 
 /** Tab, LF, FF, CR (LF after the input stream's newline normalisation) and space. */
 function isSpace(c: number): boolean {
-  return c === SPACE || c === LF || c === TAB || c === FF || c === CR;
+  // One comparison for the characters of names and values (all above the space).
+  return c <= SPACE && (c === SPACE || c === LF || c === TAB || c === FF || c === CR);
 }
 
 function isAsciiAlpha(c: number): boolean {
@@ -667,7 +668,7 @@ class Scanner implements TagAttributes {
       // The name: its first character may be "=", then anything up to a space, "/", ">" or "=".
       const nameStart = p;
       c = html.charCodeAt(++p);
-      while (p < n && !isSpace(c) && c !== SLASH && c !== GT && c !== EQUALS) c = html.charCodeAt(++p);
+      while (p < n && (c > GT || !(isSpace(c) || c === SLASH || c === GT || c === EQUALS))) c = html.charCodeAt(++p);
       const nameEnd = p;
       while (isSpace(c)) c = html.charCodeAt(++p);
       let valueStart = nameEnd;
@@ -683,7 +684,7 @@ class Scanner implements TagAttributes {
           p = close + 1;
         } else if (c !== GT) {
           valueStart = p;
-          while (p < n && !isSpace(c) && c !== GT) c = html.charCodeAt(++p);
+          while (p < n && (c > GT || !(isSpace(c) || c === GT))) c = html.charCodeAt(++p);
           valueEnd = p;
         }
       }
@@ -793,7 +794,8 @@ function bogusCommentEnd(html: string, p: number): number {
 
 /** Ends a tag name (or the name after `</` in raw text): space, "/" or ">". */
 function endsName(c: number): boolean {
-  return isSpace(c) || c === SLASH || c === GT;
+  // One comparison for a name's letters (all above ">").
+  return c <= GT && (isSpace(c) || c === SLASH || c === GT);
 }
 
 /** `</name` (any case) followed by a space, "/" or ">" at `at`. */

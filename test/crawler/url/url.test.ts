@@ -200,6 +200,46 @@ describe("normaliseLink", () => {
     }
   });
 
+  test("absolute links on the base's own origin, joined without the URL parser, agree with it", () => {
+    const bases = [
+      "http://a.test/",
+      "http://a.test/dir/page.html",
+      "https://a.test:8443/dir/?q=1",
+      "http://[::1]:8080/p",
+      "http://127.0.0.1:81/d/",
+    ];
+    for (const base of bases) {
+      const origin = base.slice(0, base.indexOf("/", base.indexOf("//") + 2));
+      const hrefs = [
+        `${origin}/`,
+        `${origin}/x`,
+        `${origin}/x/y.html#frag`,
+        `${origin}/a/../b`,
+        `${origin}/a/./b/..`,
+        `${origin}/..`,
+        `${origin}//x`,
+        `${origin}/x?q=1`,
+        `${origin}/caf%C3%A9`,
+        `${origin}/café`,
+        `${origin}/x y`,
+        `${origin}/x\\y`,
+        `${origin}`,
+        `${origin}?q`,
+        `${origin}#f`,
+        `${origin}0/x`,
+        `${origin}.evil.test/x`,
+        `${origin}@evil.test/x`,
+        `${origin.toUpperCase()}/X`,
+        `./${origin}/x`,
+        `../${origin}/x`,
+        ` ${origin}/x`,
+        `${origin.replace("://", "://user@")}/x`,
+        `${origin.replace("http", "ftp")}/x`,
+      ];
+      for (const href of hrefs) expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
+    }
+  });
+
   test("dot segments resolved without the URL parser agree with it: 20,000 seeded references", () => {
     const bases = ["http://a.test/", "http://a.test/d/p.html", "http://a.test/d/e/", "http://a.test/d/e/f?q=1", "http://a.test:81/d//e/p"];
     const parts = ["..", ".", "", "a", "b.html", "..x", ".y", "x:y", "~u", "c,d", "%2e", "%2E%2E"];
