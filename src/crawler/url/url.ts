@@ -45,8 +45,9 @@ const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 /**
  * normaliseUrl(href, base) for a `base` that normaliseUrl produced: a page's links. Most links are
- * plain root-relative or relative paths, which resolve by joining strings; the rest (schemes,
- * "//", queries, escapes, dot segments, anything to encode) go through the URL parser as before.
+ * plain root-relative or relative paths, with or without a query that needs no encoding, which
+ * resolve by joining strings; the rest (schemes, "//", escapes in the path, anything to encode)
+ * go through the URL parser as before.
  */
 export function normaliseLink(href: string, base: string): string | null {
   return new LinkBase(base).resolve(href);
@@ -80,6 +81,15 @@ export class LinkBase {
     let reference = hash < 0 ? href : href.slice(0, hash);
     // "#top" is the page itself; "./x" is "x".
     if (reference === "") return base;
+    // A query with nothing to encode is kept as written, as normaliseUrl keeps it; the path before it
+    // resolves as a link without one.
+    let query = "";
+    const mark = reference.indexOf("?");
+    if (mark >= 0) {
+      query = reference.slice(mark);
+      if (mark === 0 || !ALL_QUERY_SAFE.test(query.slice(1))) return this.parse(href);
+      reference = reference.slice(0, mark);
+    }
     const written = reference;
     while (reference.startsWith("./")) reference = reference.slice(2);
     // ".//x" is the relative "/x" below the base's directory, not the root-relative "/x".
@@ -91,7 +101,7 @@ export class LinkBase {
       reference = reference.slice(origin.length);
     if (reference.startsWith("/")) {
       if (reference.startsWith("//")) return this.parse(href);
-      return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(reference) : reference);
+      return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(reference) : reference) + query;
     }
     // A relative path whose first segment holds a ":" would read as a scheme ("mailto:x").
     const colon = reference.indexOf(":");
@@ -108,7 +118,7 @@ export class LinkBase {
       directory = directory.slice(0, directory.lastIndexOf("/", directory.length - 2) + 1) || "/";
     }
     const merged = directory + reference;
-    return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(merged) : merged);
+    return origin + (DOT_SEGMENT.test(reference) ? removeDotSegments(merged) : merged) + query;
   }
 
   private parse(href: string): string | null {

@@ -240,6 +240,53 @@ describe("normaliseLink", () => {
     }
   });
 
+  test("links with a query, joined without the URL parser when it needs no encoding, agree with it", () => {
+    const bases = ["http://a.test/", "http://a.test/dir/page.html?old=1", "https://a.test:8443/dir/sub/", "http://[::1]:8080/p?x"];
+    const queries = [
+      "?",
+      "?q",
+      "?a=1&b=2",
+      "?p=/x/y?z",
+      "?a=%20b",
+      "?a=%zz",
+      "?a b",
+      "?a=é",
+      "?a='b'",
+      "?a=[1]",
+      "?a=|",
+      "?a=\t1",
+      "??",
+      "?a=1#f",
+      "?a=1#f?g",
+    ];
+    const paths = [
+      "",
+      "/",
+      "/x",
+      "x",
+      "x/y.html",
+      "./x",
+      "../x",
+      "/a/../b",
+      "../../x",
+      ".",
+      "..",
+      "/x/.",
+      "a:b",
+      "//b.test/x",
+      "/caf%C3%A9",
+      "/café",
+    ];
+    for (const base of bases) {
+      const origin = base.slice(0, base.indexOf("/", base.indexOf("//") + 2));
+      for (const path of [...paths, `${origin}/x`, `${origin}`])
+        for (const query of queries) {
+          const href = path + query;
+          expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
+        }
+    }
+  });
+
   test("dot segments resolved without the URL parser agree with it: 20,000 seeded references", () => {
     const bases = ["http://a.test/", "http://a.test/d/p.html", "http://a.test/d/e/", "http://a.test/d/e/f?q=1", "http://a.test:81/d//e/p"];
     const parts = ["..", ".", "", "a", "b.html", "..x", ".y", "x:y", "~u", "c,d", "%2e", "%2E%2E"];
