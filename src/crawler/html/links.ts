@@ -341,9 +341,17 @@ function readTags(html: string, productToken: string, extras: ExtractExtras = {}
   return tags;
 }
 
-/** An attribute value with its character references decoded (most values have none). */
+/**
+ * An attribute value with its character references decoded (most values have none). Most that have
+ * one have "&amp;" alone, between a URL's query parameters: replaced as it is, without the decoder
+ * (the bench pages with a two-parameter query on each link: extraction 0.93x).
+ */
 function decoded(raw: string | undefined): string | undefined {
-  return raw === undefined || !raw.includes("&") ? raw : decodeHTMLAttribute(raw);
+  if (raw === undefined) return raw;
+  let at = raw.indexOf("&");
+  if (at < 0) return raw;
+  for (; at >= 0; at = raw.indexOf("&", at + 5)) if (!raw.startsWith("&amp;", at)) return decodeHTMLAttribute(raw);
+  return raw.replaceAll("&amp;", "&");
 }
 
 /** Whether the space-separated `rel` holds `token` (lower case), in any case. */

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { decodeHTMLAttribute } from "entities";
 import { decodeHtml, extractPage } from "../../../src/crawler/html/links.ts";
+import { normaliseUrl } from "../../../src/crawler/url/url.ts";
 
 const PAGE = "http://site.test/dir/page";
 const extract = (html: string, maxLinks = 100) => extractPage(html, PAGE, "genapi", maxLinks);
@@ -27,6 +29,26 @@ describe("extractPage links", () => {
   test("decodes entities in attributes", () => {
     const html = `<a href="/p?a=1&amp;b=2">1</a><a href="/caf&eacute;">2</a><a href="/&#x41;&#66;">3</a>`;
     expect(extract(html).links).toEqual(["http://site.test/p?a=1&b=2", "http://site.test/caf%C3%A9", "http://site.test/AB"]);
+  });
+
+  test("hrefs with &amp; alone or with other references read as the entities decoder reads them", () => {
+    const hrefs = [
+      "/p?a=1&amp;b=2",
+      "/p?a=1&amp;b=2&amp;c=3",
+      "/p?a=&amp;amp;",
+      "/p?a=1&amp",
+      "/p?a=1&ampb=2",
+      "/p?a=1&amp;b=&eacute;",
+      "/p?x=&lt;&amp;",
+      "/p?a=1&b=2",
+      "/p?a=1&amp;&",
+      "/p?&amp;&#38;",
+      "/&amp;/x",
+    ];
+    for (const href of hrefs) {
+      const expected = normaliseUrl(decodeHTMLAttribute(href), PAGE);
+      expect([href, extract(`<a href="${href}">x</a>`).links]).toEqual([href, expected === null ? [] : [expected]]);
+    }
   });
 
   test("skips non-http(s) schemes and unparsable hrefs", () => {
