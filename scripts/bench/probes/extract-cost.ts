@@ -1,13 +1,15 @@
 // A/B of reading a page (decodeHtml + extractPage: the tags, the links resolved) between another
 // checkout's sources and these, over the crawl section's generated site (fixtures/site.ts) as it is
 // and with its links written as real sites often write them: absolute on the page's origin (as
-// WordPress writes them), or each with a two-parameter query (`?ref=nav&amp;p=2`). Both checkouts'
-// modules are loaded in this one process and timed in alternating rounds; the figure is the median
-// of the same-round ratios (CPU µs a page of each, `seconds` of parsing the pages over and over),
-// with the interquartile range, so that the shared machine's load falls on both alike. Each page's
-// facts are compared first: a change that reads any page differently fails here.
+// WordPress writes them), absolute on another origin (`external`: the same hrefs on many pages, as
+// a site's header and footer link to its other hosts), or each with a two-parameter query
+// (`?ref=nav&amp;p=2`). Both checkouts' modules are loaded in this one process and timed in
+// alternating rounds; the figure is the median of the same-round ratios (CPU µs a page of each,
+// `seconds` of parsing the pages over and over), with the interquartile range, so that the shared
+// machine's load falls on both alike. Each page's facts are compared first: a change that reads any
+// page differently fails here.
 //
-//   bun scripts/bench/probes/extract-cost.ts --base /tmp/other-checkout [--links as-is|absolute|query] [--pages 300] [--rounds 30] [--seconds 0.2]
+//   bun scripts/bench/probes/extract-cost.ts --base /tmp/other-checkout [--links as-is|absolute|external|query] [--pages 300] [--rounds 30] [--seconds 0.2]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +33,7 @@ const rewrite: Record<string, (html: string) => string> = {
   "as-is": (html) => html,
   absolute: (html) => html.replaceAll('href="/', `href="${ORIGIN}/`),
   query: (html) => html.replace(/href="([^"#]*)"/g, 'href="$1?ref=nav&amp;p=2"'),
+  external: (html) => html.replaceAll('href="/', 'href="https://other.example.net/'),
 };
 const links = rewrite[values.links];
 if (links === undefined) throw new Error(`extract-cost.ts: --links is one of ${Object.keys(rewrite).join(", ")}`);

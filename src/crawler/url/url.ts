@@ -122,15 +122,32 @@ export class LinkBase {
   }
 
   private parse(href: string): string | null {
-    this.parsed ??= new Map();
-    let link = this.parsed.get(href);
+    // An absolute http(s) href resolves alike on every page: remembered for the process.
+    const absolute = ABSOLUTE.test(href);
+    let parsed = absoluteLinks;
+    if (!absolute) {
+      this.parsed ??= new Map();
+      parsed = this.parsed;
+    }
+    let link = parsed.get(href);
     if (link === undefined) {
       link = normaliseUrl(href, this.base);
-      this.parsed.set(href, link);
+      if (absolute && parsed.size === ABSOLUTE_LINKS) parsed.clear();
+      parsed.set(href, link);
     }
     return link;
   }
 }
+
+/** "http://" or "https://" in any case: a URL that no base changes. */
+const ABSOLUTE = /^https?:\/\//i;
+/**
+ * What the URL parser made of absolute hrefs the base's origin does not start (another host, or
+ * its origin spelled otherwise): a site's header and footer link to the same other hosts on every
+ * page. Bounded (emptied when full) as the image cache is.
+ */
+const absoluteLinks = new Map<string, string | null>();
+const ABSOLUTE_LINKS = 4_096;
 
 /**
  * RFC 3986 5.2.4 on an absolute path of plain characters ("../x" links are common): what the URL

@@ -240,6 +240,24 @@ describe("normaliseLink", () => {
     }
   });
 
+  test("hrefs resolved by the URL parser agree with it against every base, the same href on many pages", () => {
+    const bases = ["http://a.test/d/p.html", "https://b.test/", "http://a.test:81/x/", "https://c.test/q?x=1"];
+    const hrefs = [
+      "https://other.test/x?y=1",
+      "HTTP://Other.Test/x",
+      "http:x",
+      "https:x",
+      "http:/x",
+      "//other.test/y",
+      "http://",
+      "https://u@other.test/",
+      "http://a.test/%7e",
+    ];
+    for (let page = 0; page < 3; page++)
+      for (const base of bases)
+        for (const href of hrefs) expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
+  });
+
   test("links with a query, joined without the URL parser when it needs no encoding, agree with it", () => {
     const bases = ["http://a.test/", "http://a.test/dir/page.html?old=1", "https://a.test:8443/dir/sub/", "http://[::1]:8080/p?x"];
     const queries = [
