@@ -5,17 +5,19 @@
 // a site's header and footer link to its other hosts), or each with a two-parameter query
 // (`?ref=nav&amp;p=2`). Both checkouts' modules are loaded in this one process and timed in
 // alternating rounds; the figure is the median of the same-round ratios (CPU µs a page of each,
-// `seconds` of parsing the pages over and over), with the interquartile range, so that the shared
-// machine's load falls on both alike. Each page's facts are compared first: a change that reads any
-// page differently fails here.
+// `seconds` of parsing the pages over and over as a plain crawl reads them, no extras), with the
+// interquartile range, so that the shared machine's load falls on both alike. Each page's facts are
+// compared first with every extra asked for (nofollow links, alternates, images, resources, the
+// fingerprint): a change that reads any page differently fails here.
 //
 //   bun scripts/bench/probes/extract-cost.ts --base /tmp/other-checkout [--links as-is|absolute|external|query] [--pages 300] [--rounds 30] [--seconds 0.2]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultCrawlLimits } from "../../../src/crawler/index.ts";
 import * as here from "../../../src/crawler/html/links.ts";
+import type { ExtractExtras } from "../../../src/crawler/html/links.ts";
 import { generateSite } from "../fixtures/site.ts";
 
 const { values } = parseArgs({
@@ -47,11 +49,12 @@ const pages = paths.map((path) => ({
 rmSync(dir, { recursive: true });
 
 type Links = typeof here;
-const base = (await import(join(values.base, "src/crawler/html/links.ts"))) as Links;
-const read = (module: Links, page: (typeof pages)[number]) =>
-  module.extractPage(module.decodeHtml(page.bytes, "utf-8"), page.url, "genapi", defaultCrawlLimits.maxLinksPerPage);
+const base = (await import(resolve(values.base, "src/crawler/html/links.ts"))) as Links;
+const read = (module: Links, page: (typeof pages)[number], extras: ExtractExtras = {}) =>
+  module.extractPage(module.decodeHtml(page.bytes, "utf-8"), page.url, "genapi", defaultCrawlLimits.maxLinksPerPage, extras);
+const EVERY_EXTRA: ExtractExtras = { nofollow: true, alternates: true, images: true, resources: true, fingerprint: true };
 for (const page of pages) {
-  if (JSON.stringify(read(base, page)) !== JSON.stringify(read(here, page)))
+  if (JSON.stringify(read(base, page, EVERY_EXTRA)) !== JSON.stringify(read(here, page, EVERY_EXTRA)))
     throw new Error(`extract-cost.ts: ${page.url} reads differently`);
 }
 

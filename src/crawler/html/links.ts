@@ -99,7 +99,7 @@ export function factsFromTags(tags: Tags, pageUrl: string, maxLinks: number): Pa
 
   const linkBase = new LinkBase(base); // base is normalised: pageUrl (the crawler's) or normaliseUrl's
   const links = new Set<string>();
-  // Hrefs that gave no link: another scheme is parsed once however often a page repeats it.
+  // Hrefs that gave no link: each checked (URL.canParse) and listed as invalid once however often a page repeats it.
   let unresolved: Set<string> | undefined;
   const invalid: string[] = [];
   let linksDropped = false;

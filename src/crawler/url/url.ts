@@ -67,7 +67,7 @@ export class LinkBase {
   private readonly origin: string;
   /** The base's path up to its last "/", found when a relative link first needs it. */
   private directory: string | undefined;
-  /** What the URL parser made of each href that needed it. */
+  /** What the URL parser made of the hrefs that needed it (PAGE_PARSED at most: a hostile page's million hrefs keep no million results). */
   private parsed: Map<string, string | null> | undefined;
 
   constructor(readonly base: string) {
@@ -132,7 +132,7 @@ export class LinkBase {
     let link = parsed.get(href);
     if (link === undefined) {
       link = normaliseUrl(href, this.base);
-      if (absolute && parsed.size === ABSOLUTE_LINKS) parsed.clear();
+      if (parsed.size === (absolute ? ABSOLUTE_LINKS : PAGE_PARSED)) parsed.clear();
       parsed.set(href, link);
     }
     return link;
@@ -148,6 +148,8 @@ const ABSOLUTE = /^https?:\/\//i;
  */
 const absoluteLinks = new Map<string, string | null>();
 const ABSOLUTE_LINKS = 4_096;
+/** Hrefs a page's LinkBase remembers the parser's result for (emptied when full). */
+const PAGE_PARSED = 4_096;
 
 /**
  * RFC 3986 5.2.4 on an absolute path of plain characters ("../x" links are common): what the URL

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { encodePathOnce, normaliseLink, normaliseUrl, originOf } from "../../../src/crawler/url/url.ts";
+import { encodePathOnce, LinkBase, normaliseLink, normaliseUrl, originOf } from "../../../src/crawler/url/url.ts";
 
 describe("normaliseUrl", () => {
   test("lower-cases scheme and host, drops the default port and the fragment", () => {
@@ -240,7 +240,7 @@ describe("normaliseLink", () => {
     }
   });
 
-  test("hrefs resolved by the URL parser agree with it against every base, the same href on many pages", () => {
+  test("hrefs resolved by the URL parser agree with it against every base, the same href on many pages and twice on one", () => {
     const bases = ["http://a.test/d/p.html", "https://b.test/", "http://a.test:81/x/", "https://c.test/q?x=1"];
     const hrefs = [
       "https://other.test/x?y=1",
@@ -252,10 +252,23 @@ describe("normaliseLink", () => {
       "http://",
       "https://u@other.test/",
       "http://a.test/%7e",
+      "/a b",
+      "x?a b",
+      "/%7e",
     ];
+    // More distinct hrefs than a page's LinkBase and the process remember, so that both are emptied along the way.
+    const many = Array.from({ length: 5_000 }, (_, i) => [`/p ${i}`, `https://h${i % 7}.test/${i}`]).flat();
+    let checked = 0;
     for (let page = 0; page < 3; page++)
-      for (const base of bases)
-        for (const href of hrefs) expect([base, href, normaliseLink(href, base)]).toEqual([base, href, normaliseUrl(href, base)]);
+      for (const base of bases) {
+        const links = new LinkBase(base);
+        for (const href of [...hrefs, ...many, ...hrefs, ...hrefs]) {
+          const link = links.resolve(href);
+          if (link !== normaliseUrl(href, base)) expect([base, href, link]).toEqual([base, href, normaliseUrl(href, base)]);
+          checked++;
+        }
+      }
+    expect(checked).toBe(3 * 4 * (3 * 12 + 10_000));
   });
 
   test("links with a query, joined without the URL parser when it needs no encoding, agree with it", () => {
