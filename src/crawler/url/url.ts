@@ -56,11 +56,13 @@ export function normaliseLink(href: string, base: string): string | null {
 /**
  * normaliseLink for the links of one page: its base's origin and directory are found once, not once
  * a link; a link spelled with the base's origin as normaliseUrl writes it ("http://host:port/...")
- * joins as a root-relative one; and what goes through the URL parser is parsed once however often
- * the page repeats it. The bench site's pages (CPU µs a page of extraction and decoding, one core,
- * medians of 40 alternating rounds): 52 -> 48 with this and the scanner's one-comparison space
- * test, 0.88-0.92x; the same pages with their links written absolute, as WordPress writes them,
- * 66 -> 38 (0.58x), where each link went through the URL parser.
+ * joins as a root-relative one, and a query with nothing to encode is kept as written after the
+ * joined path; what still goes through the URL parser is parsed once however often the page repeats
+ * it (an absolute href once for the process). Reading the bench site's pages
+ * (scripts/bench/probes/extract-cost.ts, with the scanner's one-comparison space test and the
+ * `&amp;` path of src/crawler/html/links.ts, against the code before, where every such link went
+ * through the parser): as written 0.88x, links absolute on the page's origin (as WordPress writes
+ * them) 0.65x, on another origin 0.67x, with a two-parameter query 0.58x.
  */
 export class LinkBase {
   private readonly pathStart: number;
@@ -108,8 +110,8 @@ export class LinkBase {
     if (colon >= 0 && (reference.indexOf("/") < 0 || colon < reference.indexOf("/"))) return this.parse(href);
     let directory = this.directory;
     if (directory === undefined) {
-      const query = base.indexOf("?", this.pathStart);
-      const path = query < 0 ? base : base.slice(0, query);
+      const baseQuery = base.indexOf("?", this.pathStart);
+      const path = baseQuery < 0 ? base : base.slice(0, baseQuery);
       directory = this.directory = path.slice(this.pathStart, path.lastIndexOf("/") + 1);
     }
     // "../x", the common case of a dot segment: one directory up per "../", no further dot segment.
