@@ -209,7 +209,7 @@ describe("normaliseLink", () => {
       "http://127.0.0.1:81/d/",
     ];
     for (const base of bases) {
-      const origin = base.slice(0, base.indexOf("/", base.indexOf("//") + 2));
+      const origin = originOf(base);
       const hrefs = [
         `${origin}/`,
         `${origin}/x`,
@@ -309,7 +309,7 @@ describe("normaliseLink", () => {
       "/café",
     ];
     for (const base of bases) {
-      const origin = base.slice(0, base.indexOf("/", base.indexOf("//") + 2));
+      const origin = originOf(base);
       for (const path of [...paths, `${origin}/x`, `${origin}`])
         for (const query of queries) {
           const href = path + query;
