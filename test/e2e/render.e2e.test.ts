@@ -901,6 +901,29 @@ new Worker("/worker.js");
     }
   }, 60_000);
 
+  // Before: with a page's tab closed at a later page's quiet time, the browser asked the site for
+  // /favicon.ico after every page's load event (8 of these 9 pages), and its answer started the
+  // page's quiet time again.
+  test("the browser's own request for a page's icon never reaches the site; the page's own fetch of /favicon.ico does", async () => {
+    const pages = ["/b.html", "/c.html", "/d.html", "/e.html", "/f.html", "/g.html", "/h.html", "/i.html"];
+    const routes: Record<string, RenderRoute> = {
+      "/": `<!doctype html><html><head><title>home</title></head><body>${pages.map((p) => `<a href="${p}">${p}</a>`).join(" ")}</body></html>`,
+      "/favicon.ico": () => new Response("icon", { headers: { "content-type": "image/x-icon" } }),
+    };
+    for (const page of pages) routes[page] = `<!doctype html><html><head><title>${page}</title></head><body><p>${page}</p></body></html>`;
+    routes["/c.html"] =
+      `<!doctype html><html><head><title>c</title></head><body><script>fetch("/favicon.ico").catch(() => {});</script></body></html>`;
+    const site = serveRenderSite(routes);
+    try {
+      const run = await crawl(served, site, { render: "always" });
+      expect(run.listed).toEqual(["/", ...pages].sort());
+      expect(run.data.render).toEqual({ mode: "always", rendered: true, pages_rendered: 9 });
+      expect(site.paths("/favicon.ico")).toEqual(["/favicon.ico"]);
+    } finally {
+      await site.stop();
+    }
+  }, 60_000);
+
   // Before: the DOM was read back whole whatever its size, and a page whose DOM could not be read
   // was read raw and counted as rendered (a 50 MB text DOM took the server from 60 to 268 MB).
   test("a DOM over the page cap is not read back: the page counts as failed, and the server's memory stays put", async () => {

@@ -107,7 +107,7 @@ export async function renderPage(browser: Browser, input: RenderInput): Promise<
       try {
         return await renderIn(tab, input, { waitMs, openMs: performance.now() - opening, loadMs: 0, idleMs: 0, readMs: 0 });
       } finally {
-        // The crawl's tabs close it after the tab's slot is free (its close() waits for that);
+        // The crawl's tabs close it at a later page's quiet time (their close() at the latest);
         // a page rendered alone closes its own before it returns.
         if (input.tabs) {
           input.tabs.release(tab);
@@ -165,6 +165,13 @@ async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases)
 
   const answer = async (event: Protocol.Fetch.RequestPausedEvent, session: string) => {
     const { requestId, request } = event;
+    // The browser's own request for the tab's icon, not the page's: refused without reaching the
+    // site, and not the page's activity (it came after the page's own requests, and its answer
+    // started the quiet time again: 2-12 ms a page, and a request to the site for each).
+    if (isDefaultIcon(event, tab.targetId)) {
+      await cdp.send("Fetch.failRequest", { requestId, errorReason: "BlockedByClient" }, session).catch(() => {});
+      return;
+    }
     lastActivity = performance.now();
     changed();
     // The document: the crawl's own answer to the first document request of the main frame.
@@ -249,11 +256,12 @@ async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases)
       }
       const quiet = loaded && inFlight === 0;
       if (quiet && now - lastActivity >= IDLE_MS) break;
-      // The next pages' tabs open while this one waits out the rest of its quiet time, not while
-      // its own requests and scripts still run (opening takes the browser's CPU, and a page
-      // starved of it went quiet before its last requests: they were never made).
+      // The next pages' tabs open, and the tabs of pages done close, while this one waits out the
+      // rest of its quiet time, not while its own requests and scripts still run (that takes the
+      // browser's CPU, and a page starved of it went quiet before its last requests: they were
+      // never made).
       const ahead = quiet && now - lastActivity >= AHEAD_AFTER_MS;
-      if (ahead) input.tabs?.openAhead(cdp);
+      if (ahead) input.tabs?.quiet(cdp);
       const until = quiet ? Math.min(deadline, lastActivity + (ahead ? IDLE_MS : AHEAD_AFTER_MS)) : deadline;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.ceil(until - now)));
@@ -282,6 +290,16 @@ async function renderIn(tab: FreshTab, input: RenderInput, phases: RenderPhases)
     input.signal.removeEventListener("abort", onOuterAbort);
     if (readAt > 0) phases.readMs = performance.now() - readAt;
   }
+}
+
+/**
+ * The icon the browser asks for on its own for a page that names none: `GET /favicon.ico` of the
+ * main frame, typed "Other" (a page's own fetch of it is typed "Fetch" or "XHR", an <img> "Image").
+ */
+function isDefaultIcon(event: Protocol.Fetch.RequestPausedEvent, mainFrame: string): boolean {
+  if (event.resourceType !== "Other" || event.frameId !== mainFrame || event.request.method !== "GET") return false;
+  const url = URL.parse(event.request.url);
+  return url !== null && url.pathname === "/favicon.ico" && url.search === "";
 }
 
 function headerList(headers: AnswerFields): Protocol.Fetch.HeaderEntry[] {
