@@ -34,8 +34,12 @@ export function normaliseUrl(input: string, base?: string | URL): string | null 
   // url.search is "" for both "no query" and a bare "?"; the href tells them apart.
   let query = url.search !== "" ? url.search : url.href.endsWith("?") ? "?" : "";
   // The URL parser encodes some query characters (', space, non-ASCII) and leaves others ([, ], |,
-  // a stray %): take the query as written in `input` (a base's query is already normal) instead.
-  if (query !== "") query = `?${encodeQueryOnce(writtenQuery(input) ?? query.slice(1))}`;
+  // a stray %): take the query as written in `input` instead, or, for a reference with none of its
+  // own ("", "#x"), as written in the base whose query it keeps.
+  if (query !== "") {
+    const written = writtenQuery(input) ?? (typeof base === "string" ? writtenQuery(base) : null);
+    query = `?${encodeQueryOnce(written ?? query.slice(1))}`;
+  }
   return `${url.protocol}//${url.host}${encodePathOnce(url.pathname) || "/"}${query}`;
 }
 

@@ -59,6 +59,9 @@ describe("normaliseUrl", () => {
     expect(normaliseUrl("?b[0]=1#f", "http://a.test/p?old")).toBe("http://a.test/p?b%5B0%5D=1");
     expect(normaliseUrl("#f", "http://a.test/p?x=%5B")).toBe("http://a.test/p?x=%5B");
     expect(normaliseUrl("#f?x=[", "http://a.test/p")).toBe("http://a.test/p");
+    // ... as written there: the page itself, not a %27 spelling of it beside it.
+    expect(normaliseUrl("#f", "http://a.test/p?q=it's")).toBe("http://a.test/p?q=it's");
+    expect(normaliseUrl("", "http://a.test/p?q=it's&b=[")).toBe("http://a.test/p?q=it's&b=%5B");
   });
 
   test("duplicate spellings of one page collapse to one", () => {
