@@ -51,7 +51,7 @@ fetch("/data/" + i + ".json").then((r) => r.json()).then((page) => {
 const text = (i: number) => `Page ${i} of the application. `.repeat(40);
 
 /** Writes the application and its HTML twin under `dir`. */
-function writeSite(dir: string, pages: number): void {
+export function writeSite(dir: string, pages: number): void {
   mkdirSync(join(dir, "p"), { recursive: true });
   mkdirSync(join(dir, "data"), { recursive: true });
   mkdirSync(join(dir, "h/p"), { recursive: true });
@@ -146,7 +146,7 @@ const MiB = (bytes: number) => bytes / 2 ** 20;
 
 // ---------- the runs ----------
 
-interface Run {
+export interface Run {
   pages: number;
   listed: number;
   seconds: number;
@@ -158,7 +158,13 @@ interface Run {
 }
 
 /** `genapi serve` (not pinned) with a key; a job over `url`, waited for; the tree sampled meanwhile. */
-async function jobRun(ctx: Context, url: string, pages: number, args: string[], body: Record<string, unknown>): Promise<Run> {
+export async function jobRun(
+  ctx: Pick<Context, "workDir"> & { binaries: Pick<Context["binaries"], "genapi"> },
+  url: string,
+  pages: number,
+  args: string[],
+  body: Record<string, unknown>,
+): Promise<Run> {
   const dir = mkdtempSync(join(ctx.workDir, "render-"));
   const db = newDb(dir);
   const key = createKey(ctx.binaries.genapi, db, 1_000);
