@@ -186,7 +186,7 @@ export class CrawlTabs {
    * closed, the next pages' opened ahead.
    */
   quiet(cdp: Cdp): void {
-    for (const tab of this.done.splice(0)) this.track(tab.close());
+    this.closeDone();
     this.openAhead(cdp);
   }
 
@@ -225,9 +225,13 @@ export class CrawlTabs {
   /** Closes every tab opened ahead and every page's tab, and waits until every tab of the crawl is closed. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const tab of this.done.splice(0)) this.track(tab.close());
+    this.closeDone();
     for (const stale of [...this.ahead]) this.discard(stale);
     while (this.closing.size > 0) await Promise.all(this.closing);
+  }
+
+  private closeDone(): void {
+    for (const tab of this.done.splice(0)) this.track(tab.close());
   }
 
   private discard(ahead: Ahead): void {
